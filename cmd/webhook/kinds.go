@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+func runKinds(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("kinds", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	output := fs.StringP("output", "o", "text", "output format: text (a Markdown table) or json")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	table, err := loadTable(*configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook kinds: %v\n", err)
+		return exitBadInput
+	}
+	switch *output {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(table.Rows()); err != nil {
+			return exitBadInput
+		}
+	case "text":
+		fmt.Fprint(stdout, rules.KindTableMarkdown(table))
+	default:
+		fmt.Fprintf(stderr, "webhook kinds: --output must be text or json, not %q\n", *output)
+		return exitBadInput
+	}
+	return exitOK
+}
+

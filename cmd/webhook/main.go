@@ -1,0 +1,52 @@
+// Command webhook is the Gateway API policy attachment admission webhook and its offline tools.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes shared by the subcommands.
+const (
+	exitOK       = 0
+	exitDenied   = 1
+	exitBadInput = 2
+)
+
+const usage = `webhook: admission control for Gateway API policy attachment (GEP-713).
+
+Usage:
+  webhook check -f PATH [-f PATH]... [--config FILE] [-o text|json]
+      Judge every policy in the manifests offline, in document order, as the API server
+      would admit them. Exit 0 if all are allowed, 1 if any is denied, 2 on unusable input.
+  webhook kinds [--config FILE] [-o text|json]
+      Print the kind table: every policy kind known and what is enforced for it.
+  webhook help
+      Print this text.
+
+Run "webhook COMMAND --help" for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadInput
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(args[1:], stdin, stdout, stderr)
+	case "kinds":
+		return runKinds(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "webhook: unknown command %q\n\n%s", args[0], usage)
+		return exitBadInput
+	}
+}

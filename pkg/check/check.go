@@ -1,0 +1,222 @@
+// Package check is the offline door to the rules engine: it builds an in-memory snapshot
+// from manifests and admits each policy in document order, as the API server would.
+package check
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// Report is the result of a check run (the `-o json` contract in DESIGN.md).
+type Report struct {
+	Results []Result `json:"results"`
+	Summary Summary  `json:"summary"`
+}
+
+// Summary counts verdicts.
+type Summary struct {
+	Allowed int `json:"allowed"`
+	Denied  int `json:"denied"`
+}
+
+// Result is the verdict on one policy document.
+type Result struct {
+	APIVersion  string            `json:"apiVersion"`
+	Kind        string            `json:"kind"`
+	Namespace   string            `json:"namespace"`
+	Name        string            `json:"name"`
+	Operation   string            `json:"operation"`
+	Allowed     bool              `json:"allowed"`
+	Denials     []Denial          `json:"denials"`
+	Warnings    []string          `json:"warnings"`
+	Annotations map[string]string `json:"annotations"`
+	// Source is where the document came from; shown in text output only.
+	Source string `json:"-"`
+}
+
+// Denial is one field error of a denied policy.
+type Denial struct {
+	Reason  string `json:"reason"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// epoch is the first creationTimestamp assigned to a document without one. It is fixed so
+// that runs are reproducible.
+var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Run admits the policies among docs, one by one, against everything else in docs.
+func Run(docs []manifests.Document, table *rules.KindTable) (*Report, error) {
+	if err := discoverKinds(docs, table); err != nil {
+		return nil, err
+	}
+	snap := rules.NewMemorySnapshot()
+	type pending struct {
+		doc manifests.Document
+		row *rules.KindRow
+	}
+	var policies []pending
+	last := epoch
+	for _, d := range docs {
+		gv, err := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
+		if err != nil {
+			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		}
+		kind := stringAt(d.Object, "kind")
+		gk := schema.GroupKind{Group: gv.Group, Kind: kind}
+		last = assignCreationTimestamp(d.Object, last)
+
+		if row, ok := table.Lookup(gk); ok {
+			if !row.ServesVersion(gv.Version) {
+				return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
+					d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
+			}
+			defaultNamespace(d.Object, row.Scope == rules.Namespaced)
+			policies = append(policies, pending{d, row})
+			continue
+		}
+		if known, served := servedVersion(gv.Group, gv.Version); known && !served {
+			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
+		}
+		if gk == (schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}) {
+			defaultNamespace(d.Object, true)
+			var g gatewayv1.ReferenceGrant
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, &g); err != nil {
+				return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: ReferenceGrant: %v", d.Where(), err)}
+			}
+			snap.AddReferenceGrant(&g)
+			continue
+		}
+		if info, ok := rules.TargetInfoFor(gk); ok {
+			defaultNamespace(d.Object, info.Scope == rules.Namespaced)
+			snap.AddObject(rules.NewObject(gk.Group, gk.Kind, d.Object))
+		}
+	}
+
+	report := &Report{Results: []Result{}}
+	for _, pd := range policies {
+		p := rules.NewPolicy(pd.row, pd.doc.Object)
+		req := rules.Request{Operation: rules.Create, Policy: p}
+		if old, ok := snap.GetPolicy(p.GroupKind(), p.Namespace, p.Name); ok {
+			req.Operation, req.OldPolicy = rules.Update, old
+		}
+		v := rules.Evaluate(req, snap)
+		res := Result{
+			APIVersion: stringAt(pd.doc.Object, "apiVersion"), Kind: pd.row.Kind,
+			Namespace: p.Namespace, Name: p.Name, Operation: string(req.Operation),
+			Allowed: v.Allowed(), Denials: denials(v.Denials), Warnings: v.Warnings,
+			Annotations: map[string]string{}, Source: pd.doc.Where(),
+		}
+		if res.Warnings == nil {
+			res.Warnings = []string{}
+		}
+		if v.Allowed() {
+			snap.PutPolicy(p)
+			report.Summary.Allowed++
+		} else {
+			report.Summary.Denied++
+		}
+		report.Results = append(report.Results, res)
+	}
+	return report, nil
+}
+
+func denials(errs field.ErrorList) []Denial {
+	out := make([]Denial, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, Denial{Reason: rules.ReasonOf(e), Field: e.Field, Message: e.ErrorBody()})
+	}
+	return out
+}
+
+// discoverKinds adds a generic row for every CRD in docs labelled as a policy kind that the
+// table does not already describe (built-in and configured rows are more precise).
+func discoverKinds(docs []manifests.Document, table *rules.KindTable) error {
+	for _, d := range docs {
+		if stringAt(d.Object, "kind") != "CustomResourceDefinition" {
+			continue
+		}
+		meta, _ := d.Object["metadata"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		value, labelled := labels[rules.PolicyLabel].(string)
+		if !labelled {
+			continue
+		}
+		spec, _ := d.Object["spec"].(map[string]any)
+		group, _ := spec["group"].(string)
+		names, _ := spec["names"].(map[string]any)
+		kind, _ := names["kind"].(string)
+		if group == "" || kind == "" {
+			return &manifests.InputError{Msg: fmt.Sprintf("%s: CustomResourceDefinition needs spec.group and spec.names.kind", d.Where())}
+		}
+		if _, ok := table.Lookup(schema.GroupKind{Group: group, Kind: kind}); ok {
+			continue
+		}
+		scope := rules.Namespaced
+		if s, _ := spec["scope"].(string); s == string(rules.Cluster) {
+			scope = rules.Cluster
+		}
+		row, ok := rules.DiscoveredRow(group, kind, scope, value)
+		if !ok {
+			return &manifests.InputError{Msg: fmt.Sprintf("%s: label %s=%q names no policy class; use Direct, Inherited or true",
+				d.Where(), rules.PolicyLabel, value)}
+		}
+		versions, _ := spec["versions"].([]any)
+		for _, v := range versions {
+			if m, ok := v.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok {
+					row.Versions = append(row.Versions, name)
+				}
+			}
+		}
+		if err := table.Put(row); err != nil {
+			return &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		}
+	}
+	return nil
+}
+
+// assignCreationTimestamp gives a document without creationTimestamp one second after the
+// previous document's, so GEP-713's "older is higher" follows document order.
+func assignCreationTimestamp(obj map[string]any, last time.Time) time.Time {
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	if s, ok := meta["creationTimestamp"].(string); ok {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			if t.After(last) {
+				return t
+			}
+			return last
+		}
+	}
+	t := last.Add(time.Second)
+	meta["creationTimestamp"] = t.Format(time.RFC3339)
+	return t
+}
+
+func defaultNamespace(obj map[string]any, namespaced bool) {
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		return
+	}
+	if ns, _ := meta["namespace"].(string); ns == "" && namespaced {
+		meta["namespace"] = "default"
+	}
+}
+
+func stringAt(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}

@@ -1,0 +1,55 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// WriteText prints the report for people: one line per verdict, the reasons indented under it.
+func WriteText(w io.Writer, r *Report) error {
+	for _, res := range r.Results {
+		verdict := "ALLOWED"
+		if !res.Allowed {
+			verdict = "DENIED "
+		}
+		ref := res.Name
+		if res.Namespace != "" {
+			ref = res.Namespace + "/" + res.Name
+		}
+		if _, err := fmt.Fprintf(w, "%s %s %s (%s, %s)\n", verdict, res.Kind, ref, res.Operation, res.Source); err != nil {
+			return err
+		}
+		for _, d := range res.Denials {
+			if _, err := fmt.Fprintf(w, "    %s: %s\n", d.Field, d.Message); err != nil {
+				return err
+			}
+		}
+		for _, warning := range res.Warnings {
+			if _, err := fmt.Fprintf(w, "    warning: %s\n", warning); err != nil {
+				return err
+			}
+		}
+		if summary := res.Annotations[AnnotationImpactSummary]; summary != "" {
+			if _, err := fmt.Fprintf(w, "    impact: %s\n", summary); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d policies checked: %d allowed, %d denied\n",
+		len(r.Results), r.Summary.Allowed, r.Summary.Denied)
+	return err
+}
+
+// WriteJSON prints the report in the `-o json` contract.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Annotation keys written on accepted policies (DESIGN.md contract).
+const (
+	AnnotationImpact        = "policyattachment.io/impact"
+	AnnotationImpactSummary = "policyattachment.io/impact-summary"
+)

@@ -1,0 +1,199 @@
+// Package manifests reads Kubernetes objects from YAML and JSON files the way kubectl does:
+// folders recursively, files in lexical order, documents in order, Lists expanded.
+package manifests
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// MaxFileBytes bounds one input file; a larger one is refused rather than read into memory.
+const MaxFileBytes = 4 << 20
+
+// Document is one object read from a file.
+type Document struct {
+	// Source is the file name ("-" for standard input).
+	Source string
+	// Index is the 1-based document number within the file.
+	Index  int
+	Object map[string]any
+}
+
+// Where names the document for messages: "dir/a.yaml document 2".
+func (d Document) Where() string { return fmt.Sprintf("%s document %d", d.Source, d.Index) }
+
+// InputError is bad input: the CLI reports it and exits 2.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Read reads every document under paths, in order. stdin is used for the path "-".
+func Read(paths []string, stdin io.Reader) ([]Document, error) {
+	if len(paths) == 0 {
+		return nil, inputErrorf("no input: pass -f FILE or -f DIR")
+	}
+	var docs []Document
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			data, err := readFile(f, stdin)
+			if err != nil {
+				return nil, err
+			}
+			d, err := Decode(f, data)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, d...)
+		}
+	}
+	return docs, nil
+}
+
+// expand lists the files a path stands for.
+func expand(p string) ([]string, error) {
+	if p == "-" {
+		return []string{"-"}, nil
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, inputErrorf("%s: %v", p, unwrapPathError(err))
+	}
+	if !info.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && isManifest(path) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, inputErrorf("%s: %v", p, unwrapPathError(err))
+	}
+	if len(files) == 0 {
+		return nil, inputErrorf("%s: no .yaml, .yml or .json files in this folder", p)
+	}
+	return files, nil
+}
+
+func isManifest(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func readFile(name string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, inputErrorf("%s: %v", name, unwrapPathError(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, inputErrorf("%s: %v", name, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, inputErrorf("%s: larger than the %d MiB limit for one file; split it into smaller files", name, MaxFileBytes>>20)
+	}
+	return data, nil
+}
+
+// Decode splits a file into documents and expands Lists.
+func Decode(source string, data []byte) ([]Document, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var docs []Document
+	for index := 1; ; index++ {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, inputErrorf("%s document %d: not valid YAML or JSON: %v", source, index, err)
+		}
+		if len(obj) == 0 {
+			continue // an empty document, as between two `---`
+		}
+		d := Document{Source: source, Index: index, Object: obj}
+		items, err := expandList(d)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, items...)
+	}
+}
+
+func expandList(d Document) ([]Document, error) {
+	if err := checkTypeMeta(d, d.Object); err != nil {
+		return nil, err
+	}
+	kind, _ := d.Object["kind"].(string)
+	raw, hasItems := d.Object["items"]
+	if !strings.HasSuffix(kind, "List") || !hasItems {
+		return []Document{d}, nil
+	}
+	items, ok := raw.([]any)
+	if !ok {
+		return nil, inputErrorf("%s: %s `items` must be a list", d.Where(), kind)
+	}
+	out := make([]Document, 0, len(items))
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, inputErrorf("%s: %s items[%d] must be an object", d.Where(), kind, i)
+		}
+		if err := checkTypeMeta(d, m); err != nil {
+			return nil, fmt.Errorf("%w (items[%d])", err, i)
+		}
+		out = append(out, Document{Source: d.Source, Index: d.Index, Object: m})
+	}
+	return out, nil
+}
+
+func checkTypeMeta(d Document, obj map[string]any) error {
+	kind, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	switch {
+	case kind == "":
+		return inputErrorf("%s: no `kind`; every object needs `apiVersion` and `kind`", d.Where())
+	case apiVersion == "":
+		return inputErrorf("%s: %s has no `apiVersion`", d.Where(), kind)
+	}
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

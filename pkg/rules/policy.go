@@ -1,0 +1,192 @@
+package rules
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Policy is one policy object as the rules see it: its identity, its decoded target
+// references and its spec as generic JSON, interpreted through its kind row.
+type Policy struct {
+	Row       *KindRow
+	Namespace string
+	Name      string
+	// Created is metadata.creationTimestamp; older is higher at one level (GEP-713).
+	Created time.Time
+	Spec    map[string]any
+
+	// TargetRefs are the well-formed-enough references (group/kind/name are strings).
+	TargetRefs []TargetRef
+	// decodeErrs are shape errors found while decoding (a targetRefs that is not a list).
+	decodeErrs field.ErrorList
+	// hasTargetRef and hasTargetRefs record which of the two fields were present.
+	hasTargetRef, hasTargetRefs bool
+}
+
+// TargetRef is one entry of spec.targetRefs (or the single spec.targetRef).
+type TargetRef struct {
+	Group        string
+	Kind         string
+	Name         string
+	Namespace    string
+	HasNamespace bool
+	SectionName  string
+	HasSection   bool
+	// Path is where the reference sits in the object, for error messages.
+	Path *field.Path
+}
+
+// TargetKey identifies one attachment point: an object, or a named section of one.
+type TargetKey struct {
+	Group, Kind, Namespace, Name, Section string
+}
+
+// String renders the key the way messages and annotations name targets.
+func (k TargetKey) String() string {
+	s := k.Kind + " " + k.Namespace + "/" + k.Name
+	if k.Namespace == "" {
+		s = k.Kind + " " + k.Name
+	}
+	if k.Section != "" {
+		s += " section " + k.Section
+	}
+	return s
+}
+
+// Object returns the key without its section.
+func (k TargetKey) Object() TargetKey {
+	k.Section = ""
+	return k
+}
+
+// GroupKind of the policy.
+func (p *Policy) GroupKind() schema.GroupKind { return p.Row.GroupKind() }
+
+// Ref is "namespace/name", the form GEP-713 orders ties by and our outputs use.
+func (p *Policy) Ref() string {
+	if p.Namespace == "" {
+		return p.Name
+	}
+	return p.Namespace + "/" + p.Name
+}
+
+// Key returns the attachment point a reference resolves to, defaulting the namespace to
+// the policy's own (cluster-scoped targets have none).
+func (p *Policy) Key(ref TargetRef) TargetKey {
+	ns := p.Namespace
+	if ref.HasNamespace {
+		ns = ref.Namespace
+	}
+	if info, _ := TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); info.Scope == Cluster {
+		ns = ""
+	}
+	return TargetKey{Group: ref.Group, Kind: ref.Kind, Namespace: ns, Name: ref.Name, Section: ref.SectionName}
+}
+
+// Higher reports whether p ranks above q at one level of the hierarchy (GEP-713 conflict
+// resolution: the older creationTimestamp, then {namespace}/{name} alphabetically).
+func (p *Policy) Higher(q *Policy) bool {
+	if !p.Created.Equal(q.Created) {
+		return p.Created.Before(q.Created)
+	}
+	return p.Ref() < q.Ref()
+}
+
+// NewPolicy decodes a policy object (generic JSON, as from an AdmissionReview) for row.
+// It never fails: shape problems are kept and reported by the target reference rule.
+func NewPolicy(row *KindRow, obj map[string]any) *Policy {
+	p := &Policy{Row: row}
+	meta, _ := obj["metadata"].(map[string]any)
+	p.Namespace, _ = meta["namespace"].(string)
+	p.Name, _ = meta["name"].(string)
+	if ts, ok := meta["creationTimestamp"].(string); ok {
+		p.Created, _ = time.Parse(time.RFC3339, ts)
+	}
+	specPath := field.NewPath("spec")
+	switch spec := obj["spec"].(type) {
+	case map[string]any:
+		p.Spec = spec
+	case nil:
+		p.Spec = map[string]any{}
+	default:
+		p.Spec = map[string]any{}
+		p.decodeErrs = append(p.decodeErrs, field.Invalid(specPath, describe(spec), "must be an object"))
+	}
+	p.decodeTargetRefs(specPath)
+	return p
+}
+
+func (p *Policy) decodeTargetRefs(specPath *field.Path) {
+	if raw, ok := p.Spec["targetRef"]; ok && raw != nil {
+		p.hasTargetRef = true
+		path := specPath.Child("targetRef")
+		if m, ok := raw.(map[string]any); ok {
+			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, path))
+		} else {
+			p.decodeErrs = append(p.decodeErrs, field.Invalid(path, describe(raw), "must be an object with `group`, `kind` and `name`"))
+		}
+	}
+	if raw, ok := p.Spec["targetRefs"]; ok && raw != nil {
+		p.hasTargetRefs = true
+		path := specPath.Child("targetRefs")
+		list, ok := raw.([]any)
+		if !ok {
+			p.decodeErrs = append(p.decodeErrs, field.Invalid(path, describe(raw), "must be a list of references"))
+			return
+		}
+		for i, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				p.decodeErrs = append(p.decodeErrs, field.Invalid(path.Index(i), describe(item), "must be an object with `group`, `kind` and `name`"))
+				continue
+			}
+			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, path.Index(i)))
+		}
+	}
+}
+
+func (p *Policy) decodeRef(m map[string]any, path *field.Path) TargetRef {
+	ref := TargetRef{Path: path}
+	ref.Group = p.stringField(m, "group", path)
+	ref.Kind = p.stringField(m, "kind", path)
+	ref.Name = p.stringField(m, "name", path)
+	if _, ok := m["namespace"]; ok {
+		ref.HasNamespace = true
+		ref.Namespace = p.stringField(m, "namespace", path)
+	}
+	if _, ok := m["sectionName"]; ok {
+		ref.HasSection = true
+		ref.SectionName = p.stringField(m, "sectionName", path)
+	}
+	return ref
+}
+
+func (p *Policy) stringField(m map[string]any, key string, path *field.Path) string {
+	switch v := m[key].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		p.decodeErrs = append(p.decodeErrs, field.Invalid(path.Child(key), describe(v), "must be a string"))
+		return ""
+	}
+}
+
+// describe renders a bad value compactly for a message.
+func describe(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "<object>"
+	case []any:
+		return "<list>"
+	}
+	s := fmt.Sprintf("%v", v)
+	if len(s) > 64 {
+		s = s[:61] + "..."
+	}
+	return s
+}

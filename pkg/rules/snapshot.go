@@ -1,0 +1,186 @@
+package rules
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Snapshot is the state of the cluster the rules read. Every lookup is by key or index;
+// a rule never lists the world. The webhook backs it with an informer cache; `check` and
+// tests back it with a MemorySnapshot.
+type Snapshot interface {
+	// Object returns a non-policy object (Gateway, HTTPRoute, Service...) by key (no section).
+	Object(key TargetKey) (*Object, bool)
+	// PoliciesAt returns the policies of one kind attached at exactly key (object and section).
+	PoliciesAt(kind schema.GroupKind, key TargetKey) []*Policy
+	// ReferenceGrants returns the ReferenceGrants in a namespace (v1 and v1beta1 alike).
+	ReferenceGrants(namespace string) []*gatewayv1.ReferenceGrant
+}
+
+// Object is a target object as the rules see it.
+type Object struct {
+	Group, Kind, Namespace, Name string
+	Labels                       map[string]string
+	// Sections are the names of its listeners, rules or ports; nil if the kind has none.
+	Sections map[string]bool
+	// Raw is the object as generic JSON, for the hierarchy.
+	Raw map[string]any
+}
+
+// Key returns the object's key.
+func (o *Object) Key() TargetKey {
+	return TargetKey{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// NewObject decodes a generic JSON object into an Object, collecting its section names.
+func NewObject(group, kind string, raw map[string]any) *Object {
+	meta, _ := raw["metadata"].(map[string]any)
+	o := &Object{Group: group, Kind: kind, Raw: raw}
+	o.Namespace, _ = meta["namespace"].(string)
+	o.Name, _ = meta["name"].(string)
+	if labels, ok := meta["labels"].(map[string]any); ok {
+		o.Labels = make(map[string]string, len(labels))
+		for k, v := range labels {
+			o.Labels[k], _ = v.(string)
+		}
+	}
+	info, _ := TargetInfoFor(schema.GroupKind{Group: group, Kind: kind})
+	if info.SectionList != "" {
+		o.Sections = map[string]bool{}
+		spec, _ := raw["spec"].(map[string]any)
+		items, _ := spec[info.SectionList].([]any)
+		for _, item := range items {
+			m, _ := item.(map[string]any)
+			if name, ok := m["name"].(string); ok && name != "" {
+				o.Sections[name] = true
+			}
+		}
+	}
+	return o
+}
+
+// MemorySnapshot is an in-memory, indexed Snapshot. It is not safe for concurrent writes.
+type MemorySnapshot struct {
+	objects  map[TargetKey]*Object
+	policies map[policyID]*Policy
+	byTarget map[schema.GroupKind]map[TargetKey][]*Policy
+	grants   map[string][]*gatewayv1.ReferenceGrant
+}
+
+type policyID struct {
+	kind            schema.GroupKind
+	namespace, name string
+}
+
+// NewMemorySnapshot returns an empty snapshot.
+func NewMemorySnapshot() *MemorySnapshot {
+	return &MemorySnapshot{
+		objects:  map[TargetKey]*Object{},
+		policies: map[policyID]*Policy{},
+		byTarget: map[schema.GroupKind]map[TargetKey][]*Policy{},
+		grants:   map[string][]*gatewayv1.ReferenceGrant{},
+	}
+}
+
+// AddObject stores (or replaces) a target object.
+func (s *MemorySnapshot) AddObject(o *Object) { s.objects[o.Key()] = o }
+
+// AddReferenceGrant stores a ReferenceGrant.
+func (s *MemorySnapshot) AddReferenceGrant(g *gatewayv1.ReferenceGrant) {
+	s.grants[g.Namespace] = append(s.grants[g.Namespace], g)
+}
+
+// PutPolicy stores a policy, replacing an earlier version of the same kind/namespace/name.
+func (s *MemorySnapshot) PutPolicy(p *Policy) {
+	s.RemovePolicy(p.GroupKind(), p.Namespace, p.Name)
+	id := policyID{p.GroupKind(), p.Namespace, p.Name}
+	s.policies[id] = p
+	idx := s.byTarget[id.kind]
+	if idx == nil {
+		idx = map[TargetKey][]*Policy{}
+		s.byTarget[id.kind] = idx
+	}
+	for _, key := range uniqueKeys(p) {
+		idx[key] = append(idx[key], p)
+	}
+}
+
+// RemovePolicy deletes a policy and its index entries.
+func (s *MemorySnapshot) RemovePolicy(kind schema.GroupKind, namespace, name string) {
+	id := policyID{kind, namespace, name}
+	old, ok := s.policies[id]
+	if !ok {
+		return
+	}
+	delete(s.policies, id)
+	idx := s.byTarget[kind]
+	for _, key := range uniqueKeys(old) {
+		list := idx[key]
+		for i, q := range list {
+			if q == old {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(idx, key)
+		} else {
+			idx[key] = list
+		}
+	}
+}
+
+// GetPolicy returns a stored policy.
+func (s *MemorySnapshot) GetPolicy(kind schema.GroupKind, namespace, name string) (*Policy, bool) {
+	p, ok := s.policies[policyID{kind, namespace, name}]
+	return p, ok
+}
+
+// Policies returns every stored policy, ordered by kind, namespace and name.
+func (s *MemorySnapshot) Policies() []*Policy {
+	out := make([]*Policy, 0, len(s.policies))
+	for _, p := range s.policies {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if c := strings.Compare(qualifiedKind(a.Row.Group, a.Row.Kind), qualifiedKind(b.Row.Group, b.Row.Kind)); c != 0 {
+			return c < 0
+		}
+		return a.Ref() < b.Ref()
+	})
+	return out
+}
+
+// Object implements Snapshot.
+func (s *MemorySnapshot) Object(key TargetKey) (*Object, bool) {
+	o, ok := s.objects[key.Object()]
+	return o, ok
+}
+
+// PoliciesAt implements Snapshot.
+func (s *MemorySnapshot) PoliciesAt(kind schema.GroupKind, key TargetKey) []*Policy {
+	return s.byTarget[kind][key]
+}
+
+// ReferenceGrants implements Snapshot.
+func (s *MemorySnapshot) ReferenceGrants(namespace string) []*gatewayv1.ReferenceGrant {
+	return s.grants[namespace]
+}
+
+// uniqueKeys returns the distinct attachment points of a policy.
+func uniqueKeys(p *Policy) []TargetKey {
+	seen := map[TargetKey]bool{}
+	var out []TargetKey
+	for _, ref := range p.TargetRefs {
+		k := p.Key(ref)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,217 @@
+package rules
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// StanzaClass is how a block of rules merges down the hierarchy.
+type StanzaClass string
+
+const (
+	// DefaultsClass holds bare rules (implicit atomic defaults) and `defaults` blocks.
+	DefaultsClass StanzaClass = "defaults"
+	// OverridesClass holds `overrides` blocks.
+	OverridesClass StanzaClass = "overrides"
+)
+
+// Block is one block of rules in a policy: the bare rules, or one defaults/overrides field.
+type Block struct {
+	// Field is the stanza field name ("defaults", "override"); empty for bare rules.
+	Field string
+	Class StanzaClass
+	// Body is the block's rules, without the strategy field.
+	Body map[string]any
+	// Strategy is the canonical strategy (atomic|patch|merge) the block uses.
+	Strategy string
+	Path     *field.Path
+}
+
+// Bare reports whether the block is the bare rules of the spec.
+func (b Block) Bare() bool { return b.Field == "" }
+
+// Blocks splits a policy's spec into its rule blocks, in spec order: bare, defaults, overrides.
+func (p *Policy) Blocks() []Block {
+	row := p.Row
+	spec := field.NewPath("spec")
+	var blocks []Block
+	if bare := p.bareBody(); len(bare) > 0 {
+		blocks = append(blocks, Block{Class: DefaultsClass, Body: bare, Strategy: p.blockStrategy(nil), Path: spec})
+	}
+	add := func(names []string, class StanzaClass) {
+		for _, name := range names {
+			raw, ok := p.Spec[name]
+			if !ok || raw == nil {
+				continue
+			}
+			body, _ := raw.(map[string]any)
+			blocks = append(blocks, Block{
+				Field: name, Class: class, Body: withoutKey(body, row.Strategy.Field),
+				Strategy: p.blockStrategy(body), Path: spec.Child(name),
+			})
+		}
+	}
+	add(row.Stanzas.Defaults, DefaultsClass)
+	add(row.Stanzas.Overrides, OverridesClass)
+	return blocks
+}
+
+// bareBody is the spec's bare rules: the row's bare fields, or every field that is not a
+// target reference, stanza or strategy field.
+func (p *Policy) bareBody() map[string]any {
+	row := p.Row
+	out := map[string]any{}
+	if len(row.Stanzas.Bare) > 0 {
+		for _, f := range row.Stanzas.Bare {
+			if v, ok := p.Spec[f]; ok && v != nil {
+				out[f] = v
+			}
+		}
+		return out
+	}
+	skip := map[string]bool{"targetRef": true, "targetRefs": true, "targetSelectors": true}
+	for _, f := range row.Stanzas.Defaults {
+		skip[f] = true
+	}
+	for _, f := range row.Stanzas.Overrides {
+		skip[f] = true
+	}
+	if row.Strategy.Field != "" {
+		skip[row.Strategy.Field] = true
+	}
+	for k, v := range p.Spec {
+		if !skip[k] && v != nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// blockStrategy resolves a block's canonical strategy: its own strategy field, else the
+// spec-level one, else the row default. Unknown values fall back to the default; the
+// strategy rule reports them.
+func (p *Policy) blockStrategy(body map[string]any) string {
+	row := p.Row
+	if row.Strategy.Field != "" {
+		for _, m := range []map[string]any{body, p.Spec} {
+			if v, ok := m[row.Strategy.Field].(string); ok {
+				if s, ok := row.Strategy.Values[v]; ok {
+					return s
+				}
+			}
+		}
+	}
+	return row.Strategy.Default
+}
+
+func withoutKey(m map[string]any, key string) map[string]any {
+	if key == "" {
+		return m
+	}
+	if _, ok := m[key]; !ok {
+		return m
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Setting is one unit a merge strategy compares: the whole block (atomic), one scalar
+// path (patch), or one named rule (merge).
+type Setting struct {
+	// Path is dotted, relative to the block ("colors.light", "limits.per-user"); empty
+	// for the whole block.
+	Path  string
+	Value any
+}
+
+// granularity orders strategies from coarse to fine, for comparing two blocks.
+var granularity = map[string]int{StrategyAtomic: 0, StrategyMerge: 1, StrategyPatch: 2}
+
+// CoarserStrategy returns the coarser of two strategies; two blocks are compared at the
+// granularity both of them can see.
+func CoarserStrategy(a, b string) string {
+	if granularity[a] <= granularity[b] {
+		return a
+	}
+	return b
+}
+
+// Settings returns the block's settings at the given strategy's granularity, sorted by path.
+func (b Block) Settings(strategy string, namedRules []string) []Setting {
+	var out []Setting
+	switch strategy {
+	case StrategyPatch:
+		flattenScalars("", b.Body, &out)
+	case StrategyMerge:
+		flattenNamedRules("", b.Body, namedRules, &out)
+	default:
+		out = []Setting{{Path: "", Value: b.Body}}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// flattenScalars follows GEP-713 (Experimental) "Merging into existing spec fields": nested
+// objects merge field by field, lists are replaced whole. Without a schema a string map
+// cannot be told from a struct, so every object is merged field by field.
+func flattenScalars(prefix string, m map[string]any, out *[]Setting) {
+	for k, v := range m {
+		path := joinPath(prefix, k)
+		if child, ok := v.(map[string]any); ok && len(child) > 0 {
+			flattenScalars(path, child, out)
+			continue
+		}
+		*out = append(*out, Setting{Path: path, Value: v})
+	}
+}
+
+// flattenNamedRules follows the Kuadrant RFC's merge granularity: each entry of a map that
+// holds named rules is one setting; any other field is one setting whole.
+func flattenNamedRules(prefix string, m map[string]any, namedRules []string, out *[]Setting) {
+	for k, v := range m {
+		path := joinPath(prefix, k)
+		child, isMap := v.(map[string]any)
+		switch {
+		case isMap && containsString(namedRules, path):
+			for name, rule := range child {
+				*out = append(*out, Setting{Path: path + "." + name, Value: rule})
+			}
+		case isMap && hasPrefixIn(namedRules, path+"."):
+			flattenNamedRules(path, child, namedRules, out)
+		default:
+			*out = append(*out, Setting{Path: path, Value: v})
+		}
+	}
+}
+
+func joinPath(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixIn(list []string, prefix string) bool {
+	for _, x := range list {
+		if strings.HasPrefix(x, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,161 @@
+package rules
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed builtin_kinds.yaml
+var builtinKindsYAML []byte
+
+// PolicyLabel marks a CRD as a policy kind (GEP-713); its value is the class.
+const PolicyLabel = "gateway.networking.k8s.io/policy"
+
+// KindTable maps policy GroupKinds to their rows. It is built once and read concurrently.
+type KindTable struct {
+	rows map[schema.GroupKind]*KindRow
+}
+
+// kindFile is the on-disk format of the table (the builtin file and --config files).
+type kindFile struct {
+	Kinds []KindRow `json:"kinds"`
+}
+
+// NewKindTable returns an empty table.
+func NewKindTable() *KindTable {
+	return &KindTable{rows: map[schema.GroupKind]*KindRow{}}
+}
+
+// BuiltinKindTable returns a fresh table holding the built-in rows.
+func BuiltinKindTable() *KindTable {
+	t := NewKindTable()
+	if err := t.Load(builtinKindsYAML, "builtin"); err != nil {
+		// The file is embedded and covered by tests; failing here is a build defect.
+		panic(fmt.Sprintf("builtin kind table: %v", err))
+	}
+	return t
+}
+
+// Load parses a kind file and adds or replaces its rows. Nothing is added if any row is bad.
+func (t *KindTable) Load(data []byte, source string) error {
+	var f kindFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	if len(f.Kinds) == 0 {
+		return fmt.Errorf("%s: no kinds listed under `kinds`", source)
+	}
+	var errs []string
+	for i := range f.Kinds {
+		r := &f.Kinds[i]
+		applyRowDefaults(r)
+		r.Source = source
+		if err := validateRow(r); err != nil {
+			errs = append(errs, fmt.Sprintf("kinds[%d]: %v", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %s", source, strings.Join(errs, "; "))
+	}
+	for i := range f.Kinds {
+		r := f.Kinds[i]
+		t.rows[r.GroupKind()] = &r
+	}
+	return nil
+}
+
+// Put adds or replaces one row.
+func (t *KindTable) Put(r KindRow) error {
+	applyRowDefaults(&r)
+	if err := validateRow(&r); err != nil {
+		return err
+	}
+	t.rows[r.GroupKind()] = &r
+	return nil
+}
+
+// Lookup returns the row for a policy kind.
+func (t *KindTable) Lookup(gk schema.GroupKind) (*KindRow, bool) {
+	r, ok := t.rows[gk]
+	return r, ok
+}
+
+// Rows returns every row, ordered by group then kind.
+func (t *KindTable) Rows() []*KindRow {
+	out := make([]*KindRow, 0, len(t.rows))
+	for _, r := range t.rows {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
+}
+
+// ClassFromLabel reads the value of the gateway.networking.k8s.io/policy label: "Direct",
+// "Inherited" or "true" in any case. "true" says only that the kind is a policy; GEP-713
+// (via GEP-2649) asks that a kind that can be inherited be treated as Inherited.
+func ClassFromLabel(value string) (Class, bool) {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "direct":
+		return Direct, true
+	case "inherited", "true":
+		return Inherited, true
+	}
+	return "", false
+}
+
+// genericTargets are what a discovered policy kind may target: the Gateway API kinds and Service.
+var genericTargets = []TargetKind{
+	{Group: GatewayGroup, Kind: "GatewayClass"},
+	{Group: GatewayGroup, Kind: "Gateway", Section: Listener},
+	{Group: GatewayGroup, Kind: "ListenerSet", Section: Listener},
+	{Group: GatewayGroup, Kind: "HTTPRoute", Section: RouteRule},
+	{Group: GatewayGroup, Kind: "GRPCRoute", Section: RouteRule},
+	{Group: GatewayGroup, Kind: "TLSRoute", Section: RouteRule},
+	{Group: GatewayGroup, Kind: "TCPRoute", Section: RouteRule},
+	{Group: GatewayGroup, Kind: "UDPRoute", Section: RouteRule},
+	{Group: CoreGroup, Kind: "Service", Section: ServicePort},
+}
+
+// DiscoveredRow builds the generic row for a CRD labelled gateway.networking.k8s.io/policy.
+// It returns false when the label value names no class.
+func DiscoveredRow(group, kind string, scope Scope, labelValue string) (KindRow, bool) {
+	class, ok := ClassFromLabel(labelValue)
+	if !ok {
+		return KindRow{}, false
+	}
+	r := KindRow{
+		Group:                 group,
+		Kind:                  kind,
+		Scope:                 scope,
+		Class:                 class,
+		TargetRefFields:       []string{"targetRef", "targetRefs"},
+		CrossNamespaceTargets: true,
+		Targets:               append([]TargetKind(nil), genericTargets...),
+		Stanzas: Stanzas{
+			Defaults:  []string{"defaults", "default"},
+			Overrides: []string{"overrides", "override"},
+		},
+		Strategy: Strategy{
+			Field:   "strategy",
+			Values:  map[string]string{StrategyAtomic: StrategyAtomic, StrategyPatch: StrategyPatch, StrategyMerge: StrategyMerge},
+			Default: StrategyAtomic,
+		},
+		Source: "discovered",
+	}
+	if class == Direct {
+		r.Stanzas = Stanzas{}
+		r.Strategy = Strategy{Default: StrategyAtomic}
+	}
+	applyRowDefaults(&r)
+	return r, true
+}

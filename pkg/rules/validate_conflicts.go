@@ -1,0 +1,133 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// validateConflicts denies a same-level conflict: another policy of the same kind attached
+// at the same target and section, whose outcome against this one would depend on creation
+// order alone (GEP-713 "Conflict resolution" steps 2 and 3). The Experimental GEP names this
+// webhook's job: "a validating webhook can be implemented to prevent these kinds of conflicts".
+//
+// Direct kinds merge with None: any second policy at one attachment point conflicts.
+// Inherited kinds conflict only when both set the same setting, in the same stanza class,
+// to different values; the setting's granularity is the coarser of the two strategies.
+func validateConflicts(req *Request, snap Snapshot) (field.ErrorList, []string) {
+	p := req.Policy
+	var errs field.ErrorList
+	seen := map[TargetKey]bool{}
+	for _, ref := range p.TargetRefs {
+		key := p.Key(ref)
+		if seen[key] || ref.Name == "" {
+			continue
+		}
+		seen[key] = true
+		others := otherPolicies(snap, p, key)
+		for _, q := range others {
+			if p.Row.Class == Direct {
+				errs = append(errs, field.Forbidden(ref.Path, fmt.Sprintf(
+					"%s already has %s %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
+					key, p.Row.Kind, q.Ref())))
+				continue
+			}
+			errs = append(errs, inheritedConflicts(p, q, key)...)
+		}
+	}
+	return withReason(ReasonConflicted, errs...), nil
+}
+
+// otherPolicies returns the policies of p's kind at key, minus p itself (an UPDATE never
+// conflicts with its own stored version), highest first.
+func otherPolicies(snap Snapshot, p *Policy, key TargetKey) []*Policy {
+	var out []*Policy
+	for _, q := range snap.PoliciesAt(p.GroupKind(), key) {
+		if q.Namespace == p.Namespace && q.Name == p.Name {
+			continue
+		}
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Higher(out[j]) })
+	return out
+}
+
+// inheritedConflicts compares every block of p with the blocks of q in the same class.
+func inheritedConflicts(p, q *Policy, key TargetKey) field.ErrorList {
+	var errs field.ErrorList
+	qBlocks := q.Blocks()
+	for _, pb := range p.Blocks() {
+		for _, qb := range qBlocks {
+			if pb.Class != qb.Class {
+				continue // defaults vs overrides at one level: overrides win, no ambiguity
+			}
+			strategy := CoarserStrategy(pb.Strategy, qb.Strategy)
+			theirs := map[string]any{}
+			for _, s := range qb.Settings(strategy, q.Row.NamedRules) {
+				theirs[s.Path] = s.Value
+			}
+			for _, s := range pb.Settings(strategy, p.Row.NamedRules) {
+				other, ok := theirs[s.Path]
+				if !ok || reflect.DeepEqual(normalize(other), normalize(s.Value)) {
+					continue
+				}
+				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), conflictDetail(p, q, key, pb, strategy, s, other)))
+			}
+		}
+	}
+	return errs
+}
+
+func conflictDetail(p, q *Policy, key TargetKey, b Block, strategy string, s Setting, other any) string {
+	what := fmt.Sprintf("%s %q", b.Class, s.Path)
+	if s.Path == "" {
+		what = fmt.Sprintf("atomic %s", b.Class)
+	}
+	return fmt.Sprintf("%s %s on %s also sets %s to %s (this policy: %s); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level",
+		p.Row.Kind, q.Ref(), key, what, render(other), render(s.Value))
+}
+
+// settingPath is the field path of a setting inside a block ("spec.defaults.colors.light").
+func settingPath(block *field.Path, dotted string) *field.Path {
+	if dotted == "" {
+		return block
+	}
+	p := block
+	start := 0
+	for i := 0; i <= len(dotted); i++ {
+		if i == len(dotted) || dotted[i] == '.' {
+			p = p.Child(dotted[start:i])
+			start = i + 1
+		}
+	}
+	return p
+}
+
+// normalize makes numbers from YAML (int64) and JSON (float64) compare equal.
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return v
+	}
+	return out
+}
+
+// render shows a value compactly in a message.
+func render(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	s := string(b)
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
