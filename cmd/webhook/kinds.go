@@ -42,4 +42,3 @@ func runKinds(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
-

@@ -62,7 +62,7 @@ type KindRow struct {
 	CrossNamespaceTargets bool `json:"crossNamespaceTargets,omitempty"`
 	// UniqueSectionPerTarget applies BackendTLSPolicy's two sectionName rules: two refs to
 	// one target must both set sectionName, and to different values.
-	UniqueSectionPerTarget bool `json:"uniqueSectionPerTarget,omitempty"`
+	UniqueSectionPerTarget bool         `json:"uniqueSectionPerTarget,omitempty"`
 	Targets                []TargetKind `json:"targets"`
 	// EffectiveTarget is the kind whose behaviour the policy finally augments.
 	EffectiveTarget string `json:"effectiveTarget,omitempty"`
@@ -87,7 +87,7 @@ type TargetKind struct {
 type Stanzas struct {
 	// Bare lists the spec fields that make up bare rules (implicit atomic defaults).
 	// Empty means every spec field that is not a target, stanza or strategy field.
-	Bare []string `json:"bare,omitempty"`
+	Bare      []string `json:"bare,omitempty"`
 	Defaults  []string `json:"defaults,omitempty"`
 	Overrides []string `json:"overrides,omitempty"`
 	// AllowDefaultsWithOverrides opts in to Kuadrant's earlier behaviour where one

@@ -37,16 +37,16 @@ const (
 // targetInfos is the data table of targetable kinds. Unknown kinds (virtual types, GEP-713
 // "Targeting virtual types") are treated as namespaced, with no sections.
 var targetInfos = map[schema.GroupKind]TargetInfo{
-	{Group: GatewayGroup, Kind: "GatewayClass"}: {Scope: Cluster, Level: LevelGatewayClass},
-	{Group: CoreGroup, Kind: "Namespace"}:       {Scope: Cluster, Level: LevelNamespace},
-	{Group: GatewayGroup, Kind: "Gateway"}:      {Scope: Namespaced, Level: LevelGateway, SectionList: ListenerField},
-	{Group: GatewayGroup, Kind: "ListenerSet"}:  {Scope: Namespaced, Level: LevelListenerSet, SectionList: ListenerField},
-	{Group: GatewayGroup, Kind: "HTTPRoute"}:    {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
-	{Group: GatewayGroup, Kind: "GRPCRoute"}:    {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
-	{Group: GatewayGroup, Kind: "TLSRoute"}:     {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
-	{Group: GatewayGroup, Kind: "TCPRoute"}:     {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
-	{Group: GatewayGroup, Kind: "UDPRoute"}:     {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
-	{Group: CoreGroup, Kind: "Service"}:         {Scope: Namespaced, Level: LevelBackend, SectionList: "ports"},
+	{Group: GatewayGroup, Kind: "GatewayClass"}:  {Scope: Cluster, Level: LevelGatewayClass},
+	{Group: CoreGroup, Kind: "Namespace"}:        {Scope: Cluster, Level: LevelNamespace},
+	{Group: GatewayGroup, Kind: "Gateway"}:       {Scope: Namespaced, Level: LevelGateway, SectionList: ListenerField},
+	{Group: GatewayGroup, Kind: "ListenerSet"}:   {Scope: Namespaced, Level: LevelListenerSet, SectionList: ListenerField},
+	{Group: GatewayGroup, Kind: "HTTPRoute"}:     {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
+	{Group: GatewayGroup, Kind: "GRPCRoute"}:     {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
+	{Group: GatewayGroup, Kind: "TLSRoute"}:      {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
+	{Group: GatewayGroup, Kind: "TCPRoute"}:      {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
+	{Group: GatewayGroup, Kind: "UDPRoute"}:      {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},
+	{Group: CoreGroup, Kind: "Service"}:          {Scope: Namespaced, Level: LevelBackend, SectionList: "ports"},
 	{Group: MultiCluster, Kind: "ServiceImport"}: {Scope: Namespaced, Level: LevelBackend, SectionList: "ports"},
 }
 
