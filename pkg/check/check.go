@@ -7,10 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
@@ -87,18 +85,9 @@ func Run(docs []manifests.Document, table *rules.KindTable) (*Report, error) {
 		if known, served := servedVersion(gv.Group, gv.Version); known && !served {
 			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
 		}
-		if gk == (schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}) {
-			defaultNamespace(d.Object, true)
-			var g gatewayv1.ReferenceGrant
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, &g); err != nil {
-				return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: ReferenceGrant: %v", d.Where(), err)}
-			}
-			snap.AddReferenceGrant(&g)
-			continue
-		}
-		if info, ok := rules.TargetInfoFor(gk); ok {
-			defaultNamespace(d.Object, info.Scope == rules.Namespaced)
-			snap.AddObject(rules.NewObject(gk.Group, gk.Kind, d.Object))
+		defaultNamespace(d.Object, rules.IsNamespacedResource(gk))
+		if _, err := snap.AddResource(gk, d.Object); err != nil {
+			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 		}
 	}
 

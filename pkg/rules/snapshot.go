@@ -1,9 +1,11 @@
 package rules
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -87,6 +89,35 @@ func NewMemorySnapshot() *MemorySnapshot {
 
 // AddObject stores (or replaces) a target object.
 func (s *MemorySnapshot) AddObject(o *Object) { s.objects[o.Key()] = o }
+
+// AddResource stores a non-policy object the rules read: a ReferenceGrant (v1 or v1beta1,
+// same schema) or a target kind. Other kinds are ignored; it reports whether it kept obj.
+func (s *MemorySnapshot) AddResource(gk schema.GroupKind, obj map[string]any) (bool, error) {
+	if gk == referenceGrantKind {
+		var g gatewayv1.ReferenceGrant
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &g); err != nil {
+			return false, fmt.Errorf("ReferenceGrant: %w", err)
+		}
+		s.AddReferenceGrant(&g)
+		return true, nil
+	}
+	if IsTargetKind(gk) {
+		s.AddObject(NewObject(gk.Group, gk.Kind, obj))
+		return true, nil
+	}
+	return false, nil
+}
+
+var referenceGrantKind = schema.GroupKind{Group: GatewayGroup, Kind: "ReferenceGrant"}
+
+// IsNamespacedResource reports whether objects of a non-policy kind live in namespaces.
+func IsNamespacedResource(gk schema.GroupKind) bool {
+	if gk == referenceGrantKind {
+		return true
+	}
+	info, _ := TargetInfoFor(gk)
+	return info.Scope == Namespaced
+}
 
 // AddReferenceGrant stores a ReferenceGrant.
 func (s *MemorySnapshot) AddReferenceGrant(g *gatewayv1.ReferenceGrant) {

@@ -19,6 +19,9 @@ type TargetInfo struct {
 	Level int
 	// SectionList is the spec field holding the named sections (listeners, rules, ports).
 	SectionList string
+	// OwnNamespaceOnly marks the Namespace kind: cluster-scoped, yet a namespaced policy may
+	// target the namespace it lives in (GEP-713 Experimental, "Inherited Policy Attachment").
+	OwnNamespaceOnly bool
 }
 
 // Hierarchy levels (GEP-713: GatewayClass > Gateway > Listener > xRoute > RouteRule >
@@ -38,7 +41,7 @@ const (
 // "Targeting virtual types") are treated as namespaced, with no sections.
 var targetInfos = map[schema.GroupKind]TargetInfo{
 	{Group: GatewayGroup, Kind: "GatewayClass"}:  {Scope: Cluster, Level: LevelGatewayClass},
-	{Group: CoreGroup, Kind: "Namespace"}:        {Scope: Cluster, Level: LevelNamespace},
+	{Group: CoreGroup, Kind: "Namespace"}:        {Scope: Cluster, Level: LevelNamespace, OwnNamespaceOnly: true},
 	{Group: GatewayGroup, Kind: "Gateway"}:       {Scope: Namespaced, Level: LevelGateway, SectionList: ListenerField},
 	{Group: GatewayGroup, Kind: "ListenerSet"}:   {Scope: Namespaced, Level: LevelListenerSet, SectionList: ListenerField},
 	{Group: GatewayGroup, Kind: "HTTPRoute"}:     {Scope: Namespaced, Level: LevelRoute, SectionList: "rules"},

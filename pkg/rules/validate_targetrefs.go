@@ -106,8 +106,14 @@ func validateTargetRef(p *Policy, ref TargetRef) field.ErrorList {
 		return errs
 	}
 	if info, _ := TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); info.Scope == Cluster && row.Scope == Namespaced {
-		errs = append(errs, field.Forbidden(path.Child("kind"), fmt.Sprintf(
-			"a namespaced policy may not target cluster-scoped %s; GEP-713 requires a cluster-scoped policy kind for it", ref.Kind)))
+		switch {
+		case !info.OwnNamespaceOnly:
+			errs = append(errs, field.Forbidden(path.Child("kind"), fmt.Sprintf(
+				"a namespaced policy may not target cluster-scoped %s; GEP-713 requires a cluster-scoped policy kind for it", ref.Kind)))
+		case ref.Name != "" && ref.Name != p.Namespace:
+			errs = append(errs, field.Forbidden(path.Child("name"), fmt.Sprintf(
+				"a namespaced policy may only target its own Namespace %q", p.Namespace)))
+		}
 	}
 	if ref.HasSection {
 		switch {
