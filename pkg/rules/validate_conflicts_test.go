@@ -61,7 +61,7 @@ spec:
 				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic overrides to {"colors":{"dark":"brown"}} (this policy: {"colors":{"light":"yellow"}}); `+orderDetail)},
 		},
 		"another section of the same route is another level": {
-			world:  []string{existing("old", `color: red`)},
+			world: []string{existing("old", `color: red`)},
 			policy: `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy

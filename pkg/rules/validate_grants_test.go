@@ -36,11 +36,11 @@ spec:
 		world  []string
 		want   field.ErrorList
 	}{
-		"no grant":                          {policy: crossNamespaceColor, want: denied},
-		"v1 grant for every Gateway":        {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "")}},
-		"v1beta1 grant naming the Gateway":  {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1beta1", "app", "gw")}},
-		"grant naming another Gateway":      {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "other")}, want: denied},
-		"grant from another namespace":      {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "web", "")}, want: denied},
+		"no grant":                         {policy: crossNamespaceColor, want: denied},
+		"v1 grant for every Gateway":       {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "")}},
+		"v1beta1 grant naming the Gateway": {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1beta1", "app", "gw")}},
+		"grant naming another Gateway":     {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "other")}, want: denied},
+		"grant from another namespace":     {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "web", "")}, want: denied},
 		"grant for another policy kind": {
 			policy: crossNamespaceColor,
 			world: []string{`

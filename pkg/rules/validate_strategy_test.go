@@ -14,7 +14,7 @@ func TestValidateMergeStrategies(t *testing.T) {
 		want   field.ErrorList
 	}{
 		"bare rules only (implicit atomic defaults)": {policy: color(`color: red`)},
-		"defaults only":                              {policy: color(`defaults: {color: red}`)},
+		"defaults only": {policy: color(`defaults: {color: red}`)},
 		"GEP-713 Example 3 p1: spec-level strategy with bare rules": {
 			policy: color("colors: {dark: brown, light: red}\n  strategy: atomic"),
 		},
@@ -45,7 +45,7 @@ func TestValidateMergeStrategies(t *testing.T) {
 		},
 		"strategy value the kind does not support": {
 			policy: color(`defaults: {color: red, strategy: merge}`),
-			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.defaults.strategy", ReasonMultipleMergeStrategies, `supported values: "atomic", "patch"`)},
+			want:   field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.defaults.strategy", ReasonMultipleMergeStrategies, `supported values: "atomic", "patch"`)},
 		},
 		"two different strategy values": {
 			policy: color("strategy: atomic\n  defaults: {color: red, strategy: patch}"),
@@ -54,7 +54,7 @@ func TestValidateMergeStrategies(t *testing.T) {
 		},
 		"strategy that is not a string": {
 			policy: color("defaults: {color: red, strategy: [atomic]}"),
-			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.defaults.strategy", ReasonMultipleMergeStrategies, `must be a string, one of "atomic", "patch"`)},
+			want:   field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.defaults.strategy", ReasonMultipleMergeStrategies, `must be a string, one of "atomic", "patch"`)},
 		},
 		"Kuadrant RateLimitPolicy defaults with bare limits": {
 			policy: `
