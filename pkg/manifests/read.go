@@ -42,7 +42,7 @@ func inputErrorf(format string, args ...any) error {
 // Read reads every document under paths, in order. stdin is used for the path "-".
 func Read(paths []string, stdin io.Reader) ([]Document, error) {
 	if len(paths) == 0 {
-		return nil, inputErrorf("no input: pass -f FILE or -f DIR")
+		return nil, inputErrorf("no input: pass -f with a file or folder (repeatable), or -f - for standard input")
 	}
 	var docs []Document
 	for _, p := range paths {

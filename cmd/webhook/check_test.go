@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/pkg/check"
+)
+
+// runCLI runs the binary's entry point in-process.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	}
+	return dir
+}
+
+func TestCheckExamples(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "check", "-f", "../../examples", "-o", "json")
+	require.Equal(t, 1, code, errOut)
+	var report check.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &report))
+
+	type verdict struct {
+		name, op string
+		allowed  bool
+		reasons  []string
+	}
+	var got []verdict
+	for _, r := range report.Results {
+		v := verdict{name: r.Kind + " " + r.Namespace + "/" + r.Name, op: r.Operation, allowed: r.Allowed}
+		for _, d := range r.Denials {
+			v.reasons = append(v.reasons, d.Reason+" "+d.Field)
+		}
+		got = append(got, v)
+	}
+	assert.Equal(t, []verdict{
+		{"ColorPolicy infra/gw-defaults", "CREATE", true, nil},
+		{"ColorPolicy app/store-blue", "CREATE", true, nil},
+		{"ColorPolicy app/bad-refs", "CREATE", false, []string{"InvalidTargetRef spec.targetRefs[0].group", "InvalidTargetRef spec.targetRefs[1].kind"}},
+		{"ColorPolicy app/app-on-shared-gw", "CREATE", true, nil},
+		{"ColorPolicy app/app-on-edge-gw", "CREATE", false, []string{"RefNotPermitted spec.targetRefs[0].namespace"}},
+		{"ColorPolicy infra/both-ways", "CREATE", false, []string{"MultipleMergeStrategies spec.overrides", "MultipleMergeStrategies spec.overrides.strategy"}},
+		{"BackendTLSPolicy app/store-tls", "CREATE", true, nil},
+		{"BackendTLSPolicy app/store-tls-2", "CREATE", false, []string{"Conflicted spec.targetRefs[0]"}},
+		{"ColorPolicy app/store-green", "CREATE", false, []string{"Conflicted spec"}},
+		{"ColorPolicy app/not-yet", "CREATE", true, nil},
+		{"ColorPolicy infra/no-such-listener", "CREATE", true, nil},
+	}, got)
+	assert.Equal(t, check.Summary{Allowed: 6, Denied: 5}, report.Summary)
+	assert.Equal(t, check.Denial{
+		Reason:  "RefNotPermitted",
+		Field:   "spec.targetRefs[0].namespace",
+		Message: `Forbidden: RefNotPermitted: no ReferenceGrant in namespace "edge" lets ColorPolicy from namespace "app" reference Gateway "edge"`,
+	}, report.Results[4].Denials[0])
+	assert.Equal(t, []string{`SectionNotFound: spec.targetRefs[0].sectionName: Gateway infra/gw has no listener named "grpc"; the policy takes effect once it does`}, report.Results[10].Warnings)
+}
+
+func TestCheckTextOutput(t *testing.T) {
+	code, out, _ := runCLI(t, "", "check", "-f", "../../examples/00-topology.yaml", "-f", "../../examples/40-multiple-merge-strategies.yaml")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `DENIED  ColorPolicy infra/both-ways (CREATE, ../../examples/40-multiple-merge-strategies.yaml document 1)
+    spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `+"`defaults`"+`; a policy declares one merge strategy: use one of bare rules, `+"`defaults`, `overrides`"+`
+    spec.overrides.strategy: Unsupported value: "merge": MultipleMergeStrategies: supported values: "atomic", "patch"
+1 policies checked: 0 allowed, 1 denied
+`, out)
+}
+
+const gatewayAndRoute = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}
+`
+
+func TestCheckSequence(t *testing.T) {
+	t.Run("same name again is an UPDATE, judged without its old self", func(t *testing.T) {
+		dir := writeFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: blue}
+`})
+		code, out, _ := runCLI(t, "", "check", "-f", dir, "-o", "json")
+		require.Equal(t, 0, code)
+		var report check.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &report))
+		require.Len(t, report.Results, 2)
+		assert.Equal(t, "CREATE", report.Results[0].Operation)
+		assert.Equal(t, "UPDATE", report.Results[1].Operation)
+		assert.Equal(t, "default", report.Results[1].Namespace, "namespace defaults to default")
+	})
+	t.Run("a denied policy is not added, so the next one does not conflict with it", func(t *testing.T) {
+		dir := writeFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: bad}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], defaults: {color: red}, overrides: {color: red}}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: good}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], defaults: {color: blue}}
+`})
+		code, out, _ := runCLI(t, "", "check", "-f", dir)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, out, "ALLOWED ColorPolicy default/good")
+	})
+	t.Run("a CRD labelled as a policy is discovered; List items are expanded", func(t *testing.T) {
+		dir := writeFiles(t, map[string]string{"a.yaml": `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: retrypolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: RetryPolicy, plural: retrypolicies}
+  versions: [{name: v1, served: true, storage: true}]
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: example.com/v1
+  kind: RetryPolicy
+  metadata: {name: one}
+  spec: {targetRefs: [{group: "", kind: Service, name: svc}], retries: 3}
+- apiVersion: example.com/v1
+  kind: RetryPolicy
+  metadata: {name: two}
+  spec: {targetRefs: [{group: "", kind: Service, name: svc}], retries: 5}
+`})
+		code, out, _ := runCLI(t, "", "check", "-f", dir, "-o", "json")
+		require.Equal(t, 1, code)
+		var report check.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &report))
+		require.Len(t, report.Results, 2)
+		assert.True(t, report.Results[0].Allowed)
+		assert.Equal(t, []check.Denial{{Reason: "Conflicted", Field: "spec.targetRefs[0]",
+			Message: "Forbidden: Conflicted: Service default/svc already has RetryPolicy default/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)"}},
+			report.Results[1].Denials)
+	})
+	t.Run("explicit creationTimestamps decide GEP-713 order; missing ones follow document order", func(t *testing.T) {
+		dir := writeFiles(t, map[string]string{"a.yaml": `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p1, creationTimestamp: "2030-01-01T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], overrides: {color: red}}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p2}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], overrides: {color: blue}}
+`})
+		_, out, _ := runCLI(t, "", "check", "-f", dir)
+		assert.Contains(t, out, "Conflicted: ColorPolicy default/p1 on Gateway default/gw also sets atomic overrides")
+	})
+}
+
+func TestCheckBadInput(t *testing.T) {
+	big := strings.Repeat("# padding\n", 1<<20) // 10 MiB
+	cases := map[string]struct {
+		files   map[string]string
+		args    []string
+		wantErr string
+	}{
+		"unparsable YAML": {
+			files:   map[string]string{"a.yaml": "apiVersion: v1\nkind: Service\n---\nkind: [unclosed\n"},
+			wantErr: "webhook check: DIR/a.yaml document 2: not valid YAML or JSON: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'\n",
+		},
+		"document with no kind": {
+			files:   map[string]string{"a.yaml": "apiVersion: v1\nmetadata: {name: x}\n"},
+			wantErr: "webhook check: DIR/a.yaml document 1: no `kind`; every object needs `apiVersion` and `kind`\n",
+		},
+		"unknown apiVersion for a known policy kind": {
+			files:   map[string]string{"a.yaml": "apiVersion: kuadrant.io/v9\nkind: AuthPolicy\nmetadata: {name: x}\n"},
+			wantErr: "webhook check: DIR/a.yaml document 1: AuthPolicy is not served at kuadrant.io/v9; known versions: v1, v1beta3\n",
+		},
+		"unknown apiVersion for a Gateway API kind": {
+			files:   map[string]string{"a.yaml": "apiVersion: gateway.networking.k8s.io/v9\nkind: Gateway\nmetadata: {name: x}\n"},
+			wantErr: "webhook check: DIR/a.yaml document 1: unknown apiVersion \"gateway.networking.k8s.io/v9\" for Gateway\n",
+		},
+		"a 10 MB file": {
+			files:   map[string]string{"big.yaml": big},
+			wantErr: "webhook check: DIR/big.yaml: larger than the 4 MiB limit for one file; split it into smaller files\n",
+		},
+		"an empty folder": {
+			files:   map[string]string{"notes.txt": "not a manifest"},
+			wantErr: "webhook check: DIR: no .yaml, .yml or .json files in this folder\n",
+		},
+		"a missing path": {
+			args:    []string{"check", "-f", "DIR/nope.yaml"},
+			wantErr: "webhook check: DIR/nope.yaml: no such file or directory\n",
+		},
+		"no -f": {
+			args:    []string{"check"},
+			wantErr: "webhook check: no input: pass -f with a file or folder (repeatable), or -f - for standard input\n",
+		},
+		"bad output format": {
+			args:    []string{"check", "-f", "DIR", "-o", "yaml"},
+			wantErr: "webhook check: --output must be text or json, not \"yaml\"\n",
+		},
+		"bad config file": {
+			files:   map[string]string{"a.yaml": gatewayAndRoute, "cfg/kinds.yml.txt": "kinds: []"},
+			args:    []string{"check", "-f", "DIR/a.yaml", "--config", "DIR/cfg/kinds.yml.txt"},
+			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: no kinds listed under `kinds`\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := writeFiles(t, tc.files)
+			args := tc.args
+			if args == nil {
+				args = []string{"check", "-f", "DIR"}
+			}
+			for i := range args {
+				args[i] = strings.ReplaceAll(args[i], "DIR", dir)
+			}
+			code, out, errOut := runCLI(t, "", args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Equal(t, strings.ReplaceAll(tc.wantErr, "DIR", dir), errOut)
+		})
+	}
+}
+
+func TestCheckStdinAndConfig(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"kinds.yaml": `
+kinds:
+- group: policies.controller.io
+  kind: ColorPolicy
+  class: Direct
+  targets: [{group: gateway.networking.k8s.io, kind: Gateway}]
+`})
+	policy := gatewayAndRoute + `---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}], color: red}
+`
+	code, out, _ := runCLI(t, policy, "check", "-f", "-", "--config", filepath.Join(dir, "kinds.yaml"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "spec.targetRefs[0].sectionName: Forbidden: InvalidTargetRef: not supported when ColorPolicy targets Gateway")
+	code, _, _ = runCLI(t, policy, "check", "-f", "-")
+	assert.Equal(t, 0, code, "the built-in ColorPolicy allows listener sections")
+}
+
+func TestHelpAndUnknownCommand(t *testing.T) {
+	code, out, _ := runCLI(t, "", "help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "webhook check -f PATH")
+	code, _, errOut := runCLI(t, "", "frobnicate")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `webhook: unknown command "frobnicate"`)
+	code, _, errOut = runCLI(t, "", "check", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, errOut, "Usage: webhook check -f PATH")
+}
