@@ -127,3 +127,10 @@ func mustRow(t testing.TB, table *KindTable, group, kind string) *KindRow {
 	require.True(t, ok, "no row for %s/%s", group, kind)
 	return row
 }
+
+func schemaGK(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }
+
+func groupOf(apiVersion string) string {
+	gv, _ := schema.ParseGroupVersion(apiVersion)
+	return gv.Group
+}

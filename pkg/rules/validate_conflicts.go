@@ -71,7 +71,7 @@ func inheritedConflicts(p, q *Policy, key TargetKey) field.ErrorList {
 			}
 			for _, s := range pb.Settings(strategy, p.Row.NamedRules) {
 				other, ok := theirs[s.Path]
-				if !ok || reflect.DeepEqual(normalize(other), normalize(s.Value)) {
+				if !ok || sameValue(other, s.Value) {
 					continue
 				}
 				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), conflictDetail(p, q, key, pb, strategy, s, other)))
@@ -104,6 +104,12 @@ func settingPath(block *field.Path, dotted string) *field.Path {
 		}
 	}
 	return p
+}
+
+// sameValue compares two settings. The fast path is a deep comparison; only values that
+// differ are normalized, so an int64 from YAML equals a float64 from JSON.
+func sameValue(a, b any) bool {
+	return reflect.DeepEqual(a, b) || reflect.DeepEqual(normalize(a), normalize(b))
 }
 
 // normalize makes numbers from YAML (int64) and JSON (float64) compare equal.

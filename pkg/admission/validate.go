@@ -1,0 +1,104 @@
+// Package admission is the transport door to the rules engine: it decodes an
+// AdmissionReview once, picks the kind row, asks pkg/rules for a verdict against a
+// Snapshot, and renders the verdict as an AdmissionResponse. It holds no rule logic.
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// SnapshotSource returns the snapshot a review is judged against.
+type SnapshotSource func(ctx context.Context) (rules.Snapshot, error)
+
+// Validator answers validating admission reviews for every policy kind in its table.
+type Validator struct {
+	Table    *rules.KindTable
+	Snapshot SnapshotSource
+}
+
+var _ admission.Handler = (*Validator)(nil)
+
+// Handle implements controller-runtime's admission.Handler.
+func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	row, ok := v.Table.Lookup(gk)
+	if !ok {
+		return admission.Allowed("") // not a policy kind we know: untouched
+	}
+	rreq, err := decodeRequest(row, req)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	snap, err := v.Snapshot(ctx)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading cluster state: %w", err))
+	}
+	return Response(gk, rreq, rules.Evaluate(rreq, snap))
+}
+
+// decodeRequest builds the engine's Request from an admission request, decoding each
+// object exactly once.
+func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, error) {
+	out := rules.Request{Operation: rules.Operation(req.Operation)}
+	raw := req.Object.Raw
+	if req.Operation == admissionv1.Delete {
+		raw = req.OldObject.Raw
+	}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		return out, fmt.Errorf("decoding %s %s/%s: %w", row.Kind, req.Namespace, req.Name, err)
+	}
+	if obj == nil {
+		return out, fmt.Errorf("the review for %s %s/%s carries no object", row.Kind, req.Namespace, req.Name)
+	}
+	out.Policy = rules.NewPolicy(row, obj)
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		old, err := decodeObject(req.OldObject.Raw)
+		if err != nil {
+			return out, fmt.Errorf("decoding the old %s %s/%s: %w", row.Kind, req.Namespace, req.Name, err)
+		}
+		if old != nil {
+			out.OldPolicy = rules.NewPolicy(row, old)
+		}
+	}
+	return out, nil
+}
+
+// decodeObject decodes generic JSON and drops managedFields, which no rule reads.
+func decodeObject(raw []byte) (map[string]any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields")
+	}
+	return obj, nil
+}
+
+// Response renders a verdict. A denial is apierrors.NewInvalid: HTTP 422 with one cause
+// per field, which kubectl prints as `<Kind>.<group> "name" is invalid: [field: detail, ...]`.
+func Response(gk schema.GroupKind, req rules.Request, v rules.Verdict) admission.Response {
+	var resp admission.Response
+	if v.Allowed() {
+		resp = admission.Allowed("")
+	} else {
+		status := apierrors.NewInvalid(gk, req.Policy.Name, v.Denials).Status()
+		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+	}
+	resp.Warnings = v.Warnings
+	return resp
+}

@@ -1,0 +1,73 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+func review(t *testing.T, op admissionv1.Operation, group, kind, object string) admission.Request {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(object), &obj))
+	raw, err := json.Marshal(obj)
+	require.NoError(t, err)
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "1", Operation: op, Namespace: "app", Name: "p",
+		Kind:   metav1.GroupVersionKind{Group: group, Version: "v1", Kind: kind},
+		Object: runtime.RawExtension{Raw: raw},
+	}}
+}
+
+func validator(snap rules.Snapshot) *Validator {
+	return &Validator{Table: rules.BuiltinKindTable(), Snapshot: func(context.Context) (rules.Snapshot, error) { return snap, nil }}
+}
+
+func TestValidatorDenialIsInvalid(t *testing.T) {
+	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": {"name": "p", "namespace": "app", "managedFields": [{"manager": "kubectl"}]},
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "b1"}], "color": "red"}}`))
+	require.False(t, resp.Allowed)
+	require.NotNil(t, resp.Result)
+	assert.Equal(t, int32(http.StatusUnprocessableEntity), resp.Result.Code)
+	assert.Equal(t, metav1.StatusReasonInvalid, resp.Result.Reason)
+	assert.Equal(t, `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].kind: Unsupported value: "Service": InvalidTargetRef: supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`, resp.Result.Message)
+	require.Len(t, resp.Result.Details.Causes, 1)
+	assert.Equal(t, "spec.targetRefs[0].kind", resp.Result.Details.Causes[0].Field)
+}
+
+func TestValidatorAllowsWithWarnings(t *testing.T) {
+	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": {"name": "p", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r1"}], "color": "red"}}`))
+	assert.True(t, resp.Allowed)
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute app/r1 not found; the policy takes effect once it exists"}, resp.Warnings)
+}
+
+func TestValidatorUnknownKindUntouched(t *testing.T) {
+	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "", "ConfigMap", `{"metadata": {"name": "x"}}`))
+	assert.True(t, resp.Allowed)
+	assert.Empty(t, resp.Warnings)
+	assert.Empty(t, resp.Patches)
+}
+
+func TestValidatorMalformedObject(t *testing.T) {
+	req := review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{}`)
+	req.Object.Raw = []byte(`{"spec": [`)
+	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), req)
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, int32(http.StatusBadRequest), resp.Result.Code)
+	assert.Equal(t, "decoding ColorPolicy app/p: unexpected end of JSON input", resp.Result.Message)
+}
