@@ -62,6 +62,10 @@ func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, er
 		return out, fmt.Errorf("the review for %s %s/%s carries no object", row.Kind, req.Namespace, req.Name)
 	}
 	out.Policy = rules.NewPolicy(row, obj)
+	if out.Policy.Namespace == "" && row.Scope == rules.Namespaced {
+		// The API server names the namespace in the request even when the body omits it.
+		out.Policy.Namespace = req.Namespace
+	}
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		old, err := decodeObject(req.OldObject.Raw)
 		if err != nil {

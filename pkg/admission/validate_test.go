@@ -71,3 +71,12 @@ func TestValidatorMalformedObject(t *testing.T) {
 	assert.Equal(t, int32(http.StatusBadRequest), resp.Result.Code)
 	assert.Equal(t, "decoding ColorPolicy app/p: unexpected end of JSON input", resp.Result.Message)
 }
+
+func TestValidatorNamespaceFromRequest(t *testing.T) {
+	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": {"name": "p"},
+		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "color": "red"}}`))
+	require.False(t, resp.Allowed)
+	assert.Equal(t, `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace "infra" lets ColorPolicy from namespace "app" reference Gateway "gw"`, resp.Result.Message)
+}

@@ -121,7 +121,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			},
 		},
 	}
-	sizes := []clusterSize{{100, 1000, 500}, {1000, 10000, 5000}, {2000, 20000, 20000}}
+	sizes := []clusterSize{{100, 1000, 500}, {1000, 10000, 5000}, {2000, 20000, 10000}}
 	for _, size := range sizes {
 		snap := buildCluster(b, table, size)
 		for name, obj := range incoming {
