@@ -280,3 +280,18 @@ func TestHelpAndUnknownCommand(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, errOut, "Usage: webhook check -f PATH")
 }
+
+// TestReadmeExampleIsReal keeps the README's sample output equal to what the binary prints.
+func TestReadmeExampleIsReal(t *testing.T) {
+	t.Chdir("../..")
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	const marker = "The output of `webhook check -f examples`"
+	i := strings.Index(string(readme), marker)
+	require.NotEqual(t, -1, i, "README lost its example section")
+	rest := string(readme)[i:]
+	start := strings.Index(rest, "```\n") + len("```\n")
+	end := strings.Index(rest[start:], "```")
+	_, out, _ := runCLI(t, "", "check", "-f", "examples")
+	assert.Equal(t, out, rest[start:start+end])
+}
