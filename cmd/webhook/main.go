@@ -20,6 +20,11 @@ Usage:
   webhook check -f PATH [-f PATH]... [--config FILE] [-o text|json]
       Judge every policy in the manifests offline, in document order, as the API server
       would admit them. Exit 0 if all are allowed, 1 if any is denied, 2 on unusable input.
+  webhook explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json]
+      Read the manifests as the cluster state (every policy, as if stored) and print the
+      effective policy of every policy kind on every context path, the policy behind each
+      setting, and each policy's impact status (Enforced, PartiallyEnforced, Overridden,
+      NoTargets). Exit 0, or 2 on unusable input.
   webhook kinds [--config FILE] [-o text|json]
       Print the kind table: every policy kind known and what is enforced for it.
   webhook help
@@ -40,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return runCheck(args[1:], stdin, stdout, stderr)
+	case "explain":
+		return runExplain(args[1:], stdin, stdout, stderr)
 	case "kinds":
 		return runKinds(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -3,6 +3,7 @@
 package check
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -54,43 +55,17 @@ var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Run admits the policies among docs, one by one, against everything else in docs.
 func Run(docs []manifests.Document, table *rules.KindTable) (*Report, error) {
-	if err := discoverKinds(docs, table); err != nil {
-		return nil, err
-	}
-	snap := rules.NewMemorySnapshot()
-	type pending struct {
-		doc manifests.Document
-		row *rules.KindRow
-	}
-	var policies []pending
-	last := epoch
-	for _, d := range docs {
-		gv, err := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
-		if err != nil {
-			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
-		}
-		kind := stringAt(d.Object, "kind")
-		gk := schema.GroupKind{Group: gv.Group, Kind: kind}
-		last = assignCreationTimestamp(d.Object, last)
+	report, _, err := Admit(docs, table)
+	return report, err
+}
 
-		if row, ok := table.Lookup(gk); ok {
-			if !row.ServesVersion(gv.Version) {
-				return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
-					d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
-			}
-			defaultNamespace(d.Object, row.Scope == rules.Namespaced)
-			policies = append(policies, pending{d, row})
-			continue
-		}
-		if known, served := servedVersion(gv.Group, gv.Version); known && !served {
-			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
-		}
-		defaultNamespace(d.Object, rules.IsNamespacedResource(gk))
-		if _, err := snap.AddResource(gk, d.Object); err != nil {
-			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
-		}
+// Admit is Run that also returns the state after admission: every non-policy object and
+// the admitted policies.
+func Admit(docs []manifests.Document, table *rules.KindTable) (*Report, *rules.MemorySnapshot, error) {
+	snap, policies, err := load(docs, table)
+	if err != nil {
+		return nil, nil, err
 	}
-
 	report := &Report{Results: []Result{}}
 	for _, pd := range policies {
 		p := rules.NewPolicy(pd.row, pd.doc.Object)
@@ -110,13 +85,84 @@ func Run(docs []manifests.Document, table *rules.KindTable) (*Report, error) {
 		}
 		if v.Allowed() {
 			snap.PutPolicy(p)
+			annotate(res.Annotations, snap, p)
 			report.Summary.Allowed++
 		} else {
 			report.Summary.Denied++
 		}
 		report.Results = append(report.Results, res)
 	}
-	return report, nil
+	return report, snap, nil
+}
+
+// State returns the state the manifests describe: every object and every policy, as if
+// all were stored (for example, created before the webhook was installed). Later
+// documents replace earlier ones of the same kind, namespace and name.
+func State(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnapshot, error) {
+	snap, policies, err := load(docs, table)
+	if err != nil {
+		return nil, err
+	}
+	for _, pd := range policies {
+		snap.PutPolicy(rules.NewPolicy(pd.row, pd.doc.Object))
+	}
+	return snap, nil
+}
+
+type pendingPolicy struct {
+	doc manifests.Document
+	row *rules.KindRow
+}
+
+// load discovers policy kinds, assigns creation timestamps and namespaces, stores every
+// non-policy object in a new snapshot, and returns the policy documents in order.
+func load(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnapshot, []pendingPolicy, error) {
+	if err := discoverKinds(docs, table); err != nil {
+		return nil, nil, err
+	}
+	snap := rules.NewMemorySnapshot()
+	var policies []pendingPolicy
+	last := epoch
+	for _, d := range docs {
+		gv, err := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
+		if err != nil {
+			return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		}
+		kind := stringAt(d.Object, "kind")
+		gk := schema.GroupKind{Group: gv.Group, Kind: kind}
+		last = assignCreationTimestamp(d.Object, last)
+
+		if row, ok := table.Lookup(gk); ok {
+			if !row.ServesVersion(gv.Version) {
+				return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
+					d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
+			}
+			defaultNamespace(d.Object, row.Scope == rules.Namespaced)
+			policies = append(policies, pendingPolicy{d, row})
+			continue
+		}
+		if known, served := servedVersion(gv.Group, gv.Version); known && !served {
+			return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
+		}
+		defaultNamespace(d.Object, rules.IsNamespacedResource(gk))
+		if _, err := snap.AddResource(gk, d.Object); err != nil {
+			return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		}
+	}
+	return snap, policies, nil
+}
+
+// annotate predicts the impact of a just-admitted policy, as the mutating webhook writes it.
+// observedAt is the policy's creationTimestamp, the moment of its admission.
+func annotate(annotations map[string]string, snap *rules.MemorySnapshot, p *rules.Policy) {
+	im := rules.ImpactOf(snap, p, nil)
+	im.ObservedAt = p.Created.UTC().Format(time.RFC3339)
+	data, err := json.Marshal(im)
+	if err != nil {
+		return // an Impact always marshals; nothing to annotate otherwise
+	}
+	annotations[AnnotationImpact] = string(data)
+	annotations[AnnotationImpactSummary] = im.Summary(p)
 }
 
 func denials(errs field.ErrorList) []Denial {

@@ -90,6 +90,9 @@ type Stanzas struct {
 	Bare      []string `json:"bare,omitempty"`
 	Defaults  []string `json:"defaults,omitempty"`
 	Overrides []string `json:"overrides,omitempty"`
+	// Remove names the field listing named default rules a lower policy deactivates
+	// (Kuadrant RFC, Examples F); empty when the kind has none.
+	Remove string `json:"remove,omitempty"`
 	// AllowDefaultsWithOverrides opts in to Kuadrant's earlier behaviour where one
 	// instance may carry both blocks. GEP-713 Standard forbids it; default is strict.
 	AllowDefaultsWithOverrides bool `json:"allowDefaultsWithOverrides,omitempty"`

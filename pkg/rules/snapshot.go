@@ -20,6 +20,17 @@ type Snapshot interface {
 	PoliciesAt(kind schema.GroupKind, key TargetKey) []*Policy
 	// ReferenceGrants returns the ReferenceGrants in a namespace (v1 and v1beta1 alike).
 	ReferenceGrants(namespace string) []*gatewayv1.ReferenceGrant
+
+	// RoutesByParent returns the xRoutes with a parentRef naming a Gateway or ListenerSet.
+	RoutesByParent(parent TargetKey) []*Object
+	// RoutesByBackend returns the xRoutes with a backendRef naming a backend.
+	RoutesByBackend(backend TargetKey) []*Object
+	// GatewaysByClass returns the Gateways of a GatewayClass.
+	GatewaysByClass(class string) []*Object
+	// GatewaysInNamespace returns the Gateways in a namespace.
+	GatewaysInNamespace(namespace string) []*Object
+	// ListenerSetsByGateway returns the ListenerSets whose parentRef names a Gateway.
+	ListenerSetsByGateway(gateway TargetKey) []*Object
 }
 
 // Object is a target object as the rules see it.
@@ -28,9 +39,17 @@ type Object struct {
 	Labels                       map[string]string
 	// Sections are the names of its listeners, rules or ports; nil if the kind has none.
 	Sections map[string]bool
-	// Raw is the object as generic JSON, for the hierarchy.
+	// Raw is the object as generic JSON.
 	Raw map[string]any
+
+	// Topology, parsed once: set for Gateways and ListenerSets, xRoutes, and backends.
+	Gateway *GatewayInfo
+	Route   *RouteInfo
+	Service *ServiceInfo
 }
+
+// GroupKind of the object.
+func (o *Object) GroupKind() schema.GroupKind { return schema.GroupKind{Group: o.Group, Kind: o.Kind} }
 
 // Key returns the object's key.
 func (o *Object) Key() TargetKey {
@@ -61,12 +80,20 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 			}
 		}
 	}
+	o.parseTopology()
 	return o
 }
 
 // MemorySnapshot is an in-memory, indexed Snapshot. It is not safe for concurrent writes.
 type MemorySnapshot struct {
-	objects  map[TargetKey]*Object
+	objects map[TargetKey]*Object
+	// Topology indexes, kept in step with objects by AddObject.
+	routesByParent  map[TargetKey][]*Object
+	routesByBackend map[TargetKey][]*Object
+	gatewaysByClass map[string][]*Object
+	gatewaysByNS    map[string][]*Object
+	setsByGateway   map[TargetKey][]*Object
+
 	policies map[policyID]*Policy
 	byTarget map[schema.GroupKind]map[TargetKey][]*Policy
 	grants   map[string][]*gatewayv1.ReferenceGrant
@@ -80,15 +107,97 @@ type policyID struct {
 // NewMemorySnapshot returns an empty snapshot.
 func NewMemorySnapshot() *MemorySnapshot {
 	return &MemorySnapshot{
-		objects:  map[TargetKey]*Object{},
-		policies: map[policyID]*Policy{},
-		byTarget: map[schema.GroupKind]map[TargetKey][]*Policy{},
-		grants:   map[string][]*gatewayv1.ReferenceGrant{},
+		objects: map[TargetKey]*Object{},
+
+		routesByParent:  map[TargetKey][]*Object{},
+		routesByBackend: map[TargetKey][]*Object{},
+		gatewaysByClass: map[string][]*Object{},
+		gatewaysByNS:    map[string][]*Object{},
+		setsByGateway:   map[TargetKey][]*Object{},
+		policies:        map[policyID]*Policy{},
+		byTarget:        map[schema.GroupKind]map[TargetKey][]*Policy{},
+		grants:          map[string][]*gatewayv1.ReferenceGrant{},
 	}
 }
 
-// AddObject stores (or replaces) a target object.
-func (s *MemorySnapshot) AddObject(o *Object) { s.objects[o.Key()] = o }
+// AddObject stores (or replaces) a target object and indexes its topology.
+func (s *MemorySnapshot) AddObject(o *Object) {
+	if old, ok := s.objects[o.Key()]; ok {
+		s.indexObject(old, removeObject)
+	}
+	s.objects[o.Key()] = o
+	s.indexObject(o, appendObject)
+}
+
+func appendObject(list []*Object, o *Object) []*Object { return append(list, o) }
+
+func removeObject(list []*Object, o *Object) []*Object {
+	for i, x := range list {
+		if x == o {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// indexObject adds an object to (or removes it from) every index it belongs in.
+func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*Object) {
+	switch {
+	case o.Route != nil:
+		seen := map[TargetKey]bool{}
+		for _, p := range o.Route.ParentRefs {
+			if !seen[p.Key] {
+				seen[p.Key] = true
+				s.routesByParent[p.Key] = op(s.routesByParent[p.Key], o)
+			}
+		}
+		for _, r := range o.Route.Rules {
+			for _, b := range r.Backends {
+				if !seen[b.Key] {
+					seen[b.Key] = true
+					s.routesByBackend[b.Key] = op(s.routesByBackend[b.Key], o)
+				}
+			}
+		}
+	case o.Gateway != nil && o.Gateway.Parent != nil:
+		s.setsByGateway[*o.Gateway.Parent] = op(s.setsByGateway[*o.Gateway.Parent], o)
+	case o.Gateway != nil:
+		s.gatewaysByClass[o.Gateway.ClassName] = op(s.gatewaysByClass[o.Gateway.ClassName], o)
+		s.gatewaysByNS[o.Namespace] = op(s.gatewaysByNS[o.Namespace], o)
+	}
+}
+
+// Gateways returns every Gateway, ordered by namespace and name (for whole-state views).
+func (s *MemorySnapshot) Gateways() []*Object {
+	var out []*Object
+	for _, list := range s.gatewaysByNS {
+		out = append(out, list...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// RoutesByParent implements Snapshot.
+func (s *MemorySnapshot) RoutesByParent(parent TargetKey) []*Object { return s.routesByParent[parent] }
+
+// RoutesByBackend implements Snapshot.
+func (s *MemorySnapshot) RoutesByBackend(backend TargetKey) []*Object {
+	return s.routesByBackend[backend]
+}
+
+// GatewaysByClass implements Snapshot.
+func (s *MemorySnapshot) GatewaysByClass(class string) []*Object { return s.gatewaysByClass[class] }
+
+// GatewaysInNamespace implements Snapshot.
+func (s *MemorySnapshot) GatewaysInNamespace(ns string) []*Object { return s.gatewaysByNS[ns] }
+
+// ListenerSetsByGateway implements Snapshot.
+func (s *MemorySnapshot) ListenerSetsByGateway(gw TargetKey) []*Object { return s.setsByGateway[gw] }
 
 // AddResource stores a non-policy object the rules read: a ReferenceGrant (v1 or v1beta1,
 // same schema) or a target kind. Other kinds are ignored; it reports whether it kept obj.

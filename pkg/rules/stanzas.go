@@ -81,6 +81,9 @@ func (p *Policy) bareBody() map[string]any {
 	if row.Strategy.Field != "" {
 		skip[row.Strategy.Field] = true
 	}
+	if row.Stanzas.Remove != "" {
+		skip[row.Stanzas.Remove] = true
+	}
 	for k, v := range p.Spec {
 		if !skip[k] && v != nil {
 			out[k] = v

@@ -1,6 +1,12 @@
 package rules
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 // Group names used by the hierarchy.
 const (
@@ -66,4 +72,29 @@ func TargetInfoFor(gk schema.GroupKind) (TargetInfo, bool) {
 func IsTargetKind(gk schema.GroupKind) bool {
 	_, ok := targetInfos[gk]
 	return ok
+}
+
+// ParseTarget reads KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds) into a key;
+// KIND is any targetable kind known to the hierarchy.
+func ParseTarget(s string) (TargetKey, error) {
+	parts := strings.Split(s, "/")
+	var kinds []string
+	for gk, info := range targetInfos {
+		kinds = append(kinds, gk.Kind)
+		if !strings.EqualFold(gk.Kind, parts[0]) {
+			continue
+		}
+		switch {
+		case info.Scope == Cluster && len(parts) == 2 && parts[1] != "":
+			return TargetKey{Group: gk.Group, Kind: gk.Kind, Name: parts[1]}, nil
+		case info.Scope == Namespaced && len(parts) == 3 && parts[1] != "" && parts[2] != "":
+			return TargetKey{Group: gk.Group, Kind: gk.Kind, Namespace: parts[1], Name: parts[2]}, nil
+		case info.Scope == Cluster:
+			return TargetKey{}, fmt.Errorf("%q: %s is cluster-scoped; use %s/NAME", s, gk.Kind, gk.Kind)
+		default:
+			return TargetKey{}, fmt.Errorf("%q: use %s/NAMESPACE/NAME", s, gk.Kind)
+		}
+	}
+	sort.Strings(kinds)
+	return TargetKey{}, fmt.Errorf("%q: unknown kind %q; one of %s", s, parts[0], strings.Join(kinds, ", "))
 }

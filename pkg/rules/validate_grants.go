@@ -45,10 +45,16 @@ func notPermitted(p *Policy, path *field.Path, namespace, kind, name string) *fi
 // (from: its group, kind and namespace) to reference group/kind/name (to: group and kind,
 // and name when the grant names one).
 func Granted(snap Snapshot, p *Policy, namespace, group, kind, name string) bool {
-	for _, g := range snap.ReferenceGrants(namespace) {
+	return grantAdmits(snap, p.Row.Group, p.Row.Kind, p.Namespace, TargetKey{Group: group, Kind: kind, Namespace: namespace, Name: name})
+}
+
+// grantAdmits reports whether a ReferenceGrant in the referent's namespace admits a
+// reference from objects of fromGroup/fromKind in fromNamespace to the referent.
+func grantAdmits(snap Snapshot, fromGroup, fromKind, fromNamespace string, to TargetKey) bool {
+	for _, g := range snap.ReferenceGrants(to.Namespace) {
 		fromOK := false
 		for _, f := range g.Spec.From {
-			if string(f.Group) == p.Row.Group && string(f.Kind) == p.Row.Kind && string(f.Namespace) == p.Namespace {
+			if string(f.Group) == fromGroup && string(f.Kind) == fromKind && string(f.Namespace) == fromNamespace {
 				fromOK = true
 				break
 			}
@@ -57,7 +63,7 @@ func Granted(snap Snapshot, p *Policy, namespace, group, kind, name string) bool
 			continue
 		}
 		for _, t := range g.Spec.To {
-			if string(t.Group) == group && string(t.Kind) == kind && (t.Name == nil || *t.Name == "" || string(*t.Name) == name) {
+			if string(t.Group) == to.Group && string(t.Kind) == to.Kind && (t.Name == nil || *t.Name == "" || string(*t.Name) == to.Name) {
 				return true
 			}
 		}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("explain", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		paths      []string
+		configFile string
+		target     string
+		output     string
+	)
+	fs.StringArrayVarP(&paths, "filename", "f", nil, "file or folder of manifests (repeatable; folders are read recursively, \"-\" reads standard input)")
+	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	fs.StringVar(&target, "target", "", "only paths through one object: KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
+	fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: webhook explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json]\n\n"+
+			"Reads the manifests as the cluster state (every policy in them, as if stored) and prints\n"+
+			"the effective policy of every policy kind on every context path (or those through\n"+
+			"--target), with the policy that supplied each setting, and each policy's impact status\n"+
+			"over the whole state. Use `webhook check` for what would be admitted.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	if output != "text" && output != "json" {
+		fmt.Fprintf(stderr, "webhook explain: --output must be text or json, not %q\n", output)
+		return exitBadInput
+	}
+	var key *rules.TargetKey
+	if target != "" {
+		k, err := rules.ParseTarget(target)
+		if err != nil {
+			fmt.Fprintf(stderr, "webhook explain: --target: %v\n", err)
+			return exitBadInput
+		}
+		key = &k
+	}
+	table, err := loadTable(configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
+		return exitBadInput
+	}
+	docs, err := manifests.Read(paths, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
+		return exitBadInput
+	}
+	snap, err := check.State(docs, table)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
+		return exitBadInput
+	}
+	ex := rules.Explain(snap, table, key)
+	if output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(ex)
+	} else {
+		err = writeExplanation(stdout, ex)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook explain: writing output: %v\n", err)
+		return exitBadInput
+	}
+	return exitOK
+}
+
+// writeExplanation prints the explanation the way `kubectl describe` reads.
+func writeExplanation(w io.Writer, ex rules.Explanation) error {
+	var b strings.Builder
+	b.WriteString("Policies:\n")
+	if len(ex.Policies) == 0 {
+		b.WriteString("  <none>\n")
+	}
+	for _, p := range ex.Policies {
+		fmt.Fprintf(&b, "  %s %s/%s\n", p.Kind, p.Namespace, p.Name)
+		fmt.Fprintf(&b, "    Status:         %s (%d %s)\n", p.Status, p.Contexts, plural(p.Contexts, "path", "paths"))
+		fmt.Fprintf(&b, "    Overrides:      %s\n", listOrNone(p.Overrides))
+		fmt.Fprintf(&b, "    Overridden by:  %s\n", listOrNone(p.OverriddenBy))
+	}
+	b.WriteString("Paths:\n")
+	if len(ex.Paths) == 0 {
+		b.WriteString("  <none>\n")
+	}
+	for _, p := range ex.Paths {
+		fmt.Fprintf(&b, "  %s: %s\n", p.Kind, strings.Join(p.Path, " > "))
+		settings := make([]string, 0, len(p.Sources))
+		for s := range p.Sources {
+			settings = append(settings, s)
+		}
+		sort.Strings(settings)
+		for _, s := range settings {
+			fmt.Fprintf(&b, "    %-24s %s  (from %s)\n", s+":", renderSetting(p.Effective, s), p.Sources[s])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// renderSetting shows the value of a dotted setting inside the effective spec.
+func renderSetting(effective map[string]any, dotted string) string {
+	var v any = effective
+	for _, seg := range strings.Split(dotted, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		v = m[seg]
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+func listOrNone(list []string) string {
+	if len(list) == 0 {
+		return "<none>"
+	}
+	return strings.Join(list, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,382 @@
+package rules
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Depths of a context path: GatewayClass and Namespace sit above the Gateway and are
+// attachment points only; every path has a Gateway unless the kind is Direct.
+const (
+	depthGateway = iota
+	depthListener
+	depthRoute
+	depthRule
+	depthBackend
+	depthPort
+)
+
+// effectiveDepth maps a row's effectiveTarget to where its paths end.
+var effectiveDepth = map[string]int{
+	"Gateway": depthGateway, "Listener": depthListener,
+	"HTTPRoute": depthRoute, "GRPCRoute": depthRoute, "Route": depthRoute,
+	"RouteRule": depthRule,
+	"Service":   depthBackend, "ServiceImport": depthBackend, "Backend": depthBackend,
+	"ServicePort": depthPort,
+}
+
+// depthOf returns the depth at which a row's paths end; Inherited kinds without one end
+// at the route rule, the most specific level Gateway API routes traffic by.
+func depthOf(row *KindRow) int {
+	if d, ok := effectiveDepth[row.EffectiveTarget]; ok {
+		return d
+	}
+	return depthRule
+}
+
+// ContextPath is one chain from a root down to an effective target (GEP-713 "context").
+type ContextPath struct {
+	start, end int
+
+	Gateway  *Object
+	Set      *Object // the ListenerSet the listener comes from, if any
+	Listener string
+	Route    *Object
+	Rule     int
+	Backend  TargetKey
+	Port     string
+}
+
+// Keys returns the attachment points along the path, least specific first. Each is a
+// level of the GEP-713 hierarchy: GatewayClass, Namespace, Gateway, (ListenerSet),
+// Listener, xRoute, RouteRule, Backend, ServicePort.
+func (c ContextPath) Keys() []TargetKey {
+	keys := make([]TargetKey, 0, 9)
+	if c.start <= depthGateway && c.Gateway != nil {
+		if c.Gateway.Gateway != nil && c.Gateway.Gateway.ClassName != "" {
+			keys = append(keys, TargetKey{Group: GatewayGroup, Kind: "GatewayClass", Name: c.Gateway.Gateway.ClassName})
+		}
+		keys = append(keys, TargetKey{Group: CoreGroup, Kind: "Namespace", Name: c.Gateway.Namespace}, c.Gateway.Key())
+	}
+	if c.start <= depthListener && c.end >= depthListener {
+		owner := c.Gateway
+		if c.Set != nil {
+			keys = append(keys, c.Set.Key())
+			owner = c.Set
+		}
+		k := owner.Key()
+		k.Section = c.Listener
+		keys = append(keys, k)
+	}
+	if c.start <= depthRoute && c.end >= depthRoute {
+		keys = append(keys, c.Route.Key())
+	}
+	if c.start <= depthRule && c.end >= depthRule {
+		if name := c.Route.Route.Rules[c.Rule].Name; name != "" {
+			k := c.Route.Key()
+			k.Section = name
+			keys = append(keys, k)
+		}
+	}
+	if c.end >= depthBackend {
+		keys = append(keys, c.Backend)
+	}
+	if c.end >= depthPort && c.Port != "" {
+		k := c.Backend
+		k.Section = c.Port
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Strings renders the path for people: "Gateway infra/gw", "Listener https", ...
+func (c ContextPath) Strings() []string {
+	var out []string
+	if c.start <= depthGateway {
+		out = append(out, "Gateway "+c.Gateway.Namespace+"/"+c.Gateway.Name)
+	}
+	if c.start <= depthListener && c.end >= depthListener {
+		if c.Set != nil {
+			out = append(out, "ListenerSet "+c.Set.Namespace+"/"+c.Set.Name)
+		}
+		out = append(out, "Listener "+c.Listener)
+	}
+	if c.start <= depthRoute && c.end >= depthRoute {
+		out = append(out, c.Route.Kind+" "+c.Route.Namespace+"/"+c.Route.Name)
+	}
+	if c.start <= depthRule && c.end >= depthRule {
+		if name := c.Route.Route.Rules[c.Rule].Name; name != "" {
+			out = append(out, "Rule "+name)
+		} else {
+			out = append(out, "Rule "+strconv.Itoa(c.Rule))
+		}
+	}
+	if c.end >= depthBackend {
+		out = append(out, c.Backend.Kind+" "+c.Backend.Namespace+"/"+c.Backend.Name)
+	}
+	if c.end >= depthPort {
+		out = append(out, "Port "+c.Port)
+	}
+	return out
+}
+
+// String joins the path with " > ".
+func (c ContextPath) String() string { return strings.Join(c.Strings(), " > ") }
+
+// PathsThrough returns the context paths of a row's kind that pass through an attachment
+// point. The work grows with the paths found, never with the cluster: every step is an
+// index lookup (routes by parent or backend, gateways by class or namespace).
+func PathsThrough(snap Snapshot, row *KindRow, key TargetKey) []ContextPath {
+	w := &walker{snap: snap, end: depthOf(row)}
+	if row.Class == Direct {
+		w.direct(key)
+		return w.out
+	}
+	info, _ := TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind})
+	switch {
+	case key.Kind == "GatewayClass" && key.Group == GatewayGroup:
+		for _, gw := range snap.GatewaysByClass(key.Name) {
+			w.fromGateway(gw, "", nil)
+		}
+	case key.Kind == "Namespace" && key.Group == CoreGroup:
+		for _, gw := range snap.GatewaysInNamespace(key.Name) {
+			w.fromGateway(gw, "", nil)
+		}
+	case key.Kind == "Gateway" && key.Group == GatewayGroup:
+		if gw, ok := snap.Object(key); ok && gw.Gateway != nil {
+			w.fromGateway(gw, key.Section, nil)
+		}
+	case key.Kind == "ListenerSet" && key.Group == GatewayGroup:
+		if set, ok := snap.Object(key); ok && set.Gateway != nil && set.Gateway.Parent != nil {
+			if gw, ok := snap.Object(*set.Gateway.Parent); ok {
+				w.fromListeners(gw, set, key.Section, nil)
+			}
+		}
+	case info.Level == LevelRoute:
+		if route, ok := snap.Object(key.Object()); ok && route.Route != nil {
+			w.viaParents(route, key.Section, nil)
+		}
+	case info.Level == LevelBackend:
+		backend := key.Object()
+		for _, route := range snap.RoutesByBackend(backend) {
+			w.viaParents(route, "", &backend)
+		}
+		if key.Section != "" {
+			w.out = keepPort(w.out, key.Section)
+		}
+	}
+	return w.out
+}
+
+// AllPaths returns every context path of a row's kind in the snapshot, for whole-state views.
+func AllPaths(snap *MemorySnapshot, row *KindRow) []ContextPath {
+	w := &walker{snap: snap, end: depthOf(row)}
+	for _, gw := range snap.Gateways() {
+		w.fromGateway(gw, "", nil)
+	}
+	return w.out
+}
+
+type walker struct {
+	snap Snapshot
+	end  int
+	out  []ContextPath
+}
+
+func (w *walker) emit(c ContextPath) {
+	c.end = w.end
+	w.out = append(w.out, c)
+}
+
+// fromGateway walks a Gateway's own listeners and those of its ListenerSets.
+func (w *walker) fromGateway(gw *Object, listener string, route *Object) {
+	w.fromListeners(gw, nil, listener, route)
+	if w.end >= depthListener {
+		for _, set := range w.snap.ListenerSetsByGateway(gw.Key()) {
+			w.fromListeners(gw, set, listener, route)
+		}
+	}
+}
+
+// fromListeners walks the listeners of gw (or of a ListenerSet of gw), optionally only one
+// listener, and optionally only one route.
+func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
+	if w.end == depthGateway {
+		if set == nil {
+			w.emit(ContextPath{Gateway: gw})
+		}
+		return
+	}
+	owner := gw
+	if set != nil {
+		owner = set
+	}
+	for _, l := range owner.Gateway.Listeners {
+		if listener != "" && l.Name != listener {
+			continue
+		}
+		base := ContextPath{Gateway: gw, Set: set, Listener: l.Name}
+		if w.end == depthListener {
+			w.emit(base)
+			continue
+		}
+		routes := w.snap.RoutesByParent(owner.Key())
+		if only != nil {
+			routes = []*Object{only}
+		}
+		for _, route := range routes {
+			if w.attaches(route, owner, gw, l) {
+				w.fromRoute(base, route, "", nil)
+			}
+		}
+	}
+}
+
+// viaParents walks up from a route to every listener it attaches to, then down its rules.
+func (w *walker) viaParents(route *Object, rule string, backend *TargetKey) {
+	seen := map[TargetKey]bool{}
+	for _, p := range route.Route.ParentRefs {
+		if seen[p.Key] {
+			continue
+		}
+		seen[p.Key] = true
+		owner, ok := w.snap.Object(p.Key)
+		if !ok || owner.Gateway == nil {
+			continue
+		}
+		gw, set := owner, (*Object)(nil)
+		if owner.Gateway.Parent != nil {
+			set = owner
+			if gw, ok = w.snap.Object(*owner.Gateway.Parent); !ok {
+				continue
+			}
+		}
+		for _, l := range owner.Gateway.Listeners {
+			if w.attaches(route, owner, gw, l) {
+				w.fromRoute(ContextPath{Gateway: gw, Set: set, Listener: l.Name}, route, rule, backend)
+			}
+		}
+	}
+}
+
+// fromRoute walks a route's rules, backends and ports below a listener.
+func (w *walker) fromRoute(base ContextPath, route *Object, rule string, backend *TargetKey) {
+	base.Route = route
+	if w.end == depthRoute {
+		w.emit(base)
+		return
+	}
+	for i, r := range route.Route.Rules {
+		if rule != "" && r.Name != rule {
+			continue
+		}
+		c := base
+		c.Rule = i
+		if w.end == depthRule {
+			w.emit(c)
+			continue
+		}
+		seen := map[TargetKey]bool{}
+		for _, b := range r.Backends {
+			if (backend != nil && b.Key != *backend) || seen[b.Key] || !w.backendPermitted(route, b.Key) {
+				continue
+			}
+			seen[b.Key] = true
+			c.Backend = b.Key
+			w.fromBackend(c, b)
+		}
+	}
+}
+
+// fromBackend ends a path at the backend, or at the Service port a backendRef selects.
+func (w *walker) fromBackend(c ContextPath, b BackendRef) {
+	if w.end == depthBackend {
+		w.emit(c)
+		return
+	}
+	c.Port = portName(w.snap, b.Key, b.Port)
+	w.emit(c)
+}
+
+// direct lists the paths of a Direct kind: its declared target, and the target's sections
+// when the effective target is a section. Direct effects do not span the hierarchy.
+func (w *walker) direct(key TargetKey) {
+	obj, ok := w.snap.Object(key.Object())
+	if !ok {
+		return
+	}
+	switch {
+	case obj.Gateway != nil && obj.Gateway.Parent == nil:
+		c := ContextPath{start: depthGateway, Gateway: obj}
+		if w.end < depthListener {
+			w.emit(c)
+			return
+		}
+		w.end = depthListener
+		for _, l := range obj.Gateway.Listeners {
+			if key.Section == "" || l.Name == key.Section {
+				c.Listener = l.Name
+				w.emit(c)
+			}
+		}
+	case obj.Route != nil:
+		c := ContextPath{start: depthRoute, Route: obj}
+		if w.end <= depthRoute {
+			w.end = depthRoute
+			w.emit(c)
+			return
+		}
+		w.end = depthRule
+		for i, r := range obj.Route.Rules {
+			if key.Section == "" || r.Name == key.Section {
+				c.Rule = i
+				w.emit(c)
+			}
+		}
+	case obj.Service != nil:
+		c := ContextPath{start: depthBackend, Backend: key.Object()}
+		if w.end < depthPort {
+			w.end = depthBackend
+			w.emit(c)
+			return
+		}
+		for _, p := range obj.Service.Ports {
+			name := p.Name
+			if name == "" {
+				name = strconv.FormatInt(p.Port, 10)
+			}
+			if key.Section == "" || name == key.Section {
+				c.Port = name
+				w.emit(c)
+			}
+		}
+	}
+}
+
+// portName names the Service port a backendRef selects: its name, or its number when the
+// port is unnamed or the Service is not in the snapshot.
+func portName(snap Snapshot, backend TargetKey, port int64) string {
+	if svc, ok := snap.Object(backend); ok && svc.Service != nil {
+		for _, p := range svc.Service.Ports {
+			if p.Port == port && p.Name != "" {
+				return p.Name
+			}
+		}
+		if port == 0 && len(svc.Service.Ports) == 1 && svc.Service.Ports[0].Name != "" {
+			return svc.Service.Ports[0].Name
+		}
+	}
+	return strconv.FormatInt(port, 10)
+}
+
+func keepPort(paths []ContextPath, port string) []ContextPath {
+	out := paths[:0]
+	for _, c := range paths {
+		if c.Port == port {
+			out = append(out, c)
+		}
+	}
+	return out
+}

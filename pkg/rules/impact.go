@@ -1,0 +1,215 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Impact statuses (GEP-713 "Status reporting", plus NoTargets).
+const (
+	StatusEnforced          = "Enforced"
+	StatusPartiallyEnforced = "PartiallyEnforced"
+	StatusOverridden        = "Overridden"
+	StatusNoTargets         = "NoTargets"
+)
+
+// Impact is the predicted effect of one policy on the state it is judged against.
+type Impact struct {
+	Status            string   `json:"status"`
+	Contexts          int      `json:"contexts"`
+	Enforced          int      `json:"enforced"`
+	PartiallyEnforced int      `json:"partiallyEnforced"`
+	Overridden        int      `json:"overridden"`
+	Overrides         []string `json:"overrides"`
+	OverriddenBy      []string `json:"overriddenBy"`
+	ObservedAt        string   `json:"observedAt,omitempty"`
+}
+
+// PathsOf returns the distinct context paths a policy's targets reach.
+func PathsOf(snap Snapshot, p *Policy) []ContextPath {
+	var out []ContextPath
+	seen := map[string]bool{}
+	for _, key := range uniqueKeys(p) {
+		for _, c := range PathsThrough(snap, p.Row, key) {
+			id := c.String()
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// ImpactOf computes a policy's impact: over every path it reaches, the effective policy of
+// its kind, and whether each of its settings survives there (its value is the effective
+// one). Enforced: all survive on every path; Overridden: none survives anywhere. The
+// snapshot must hold p. The work grows with the paths p reaches, not with the cluster.
+func ImpactOf(snap Snapshot, p *Policy, cache *UnitCache) Impact {
+	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
+	if cache == nil {
+		cache = NewUnitCache()
+	}
+	paths := PathsOf(snap, p)
+	im.Contexts = len(paths)
+	if len(paths) == 0 {
+		im.Status = StatusNoTargets
+		return im
+	}
+	var mine []Unit
+	for _, b := range cache.Blocks(p) {
+		mine = append(mine, cache.Units(p, b)...)
+	}
+	overrides, overriddenBy := map[string]bool{}, map[string]bool{}
+	for _, path := range paths {
+		e := Fold(snap, p.Row, path, cache)
+		survived := 0
+		for _, u := range mine {
+			if got, ok := e.units[u.Path]; ok && sameValue(got.Value, u.Value) {
+				survived++
+				continue
+			}
+			if w := e.winner(u.Path); w != nil && w != p {
+				overriddenBy[w.Ref()] = true
+			}
+		}
+		for _, eu := range e.units {
+			if eu.Source != p {
+				continue
+			}
+			for _, q := range e.Policies {
+				if q != p && q.losesTo(eu, cache) {
+					overrides[q.Ref()] = true
+				}
+			}
+		}
+		for path, w := range e.lostTo {
+			if w == p {
+				for _, q := range e.Policies {
+					if q != p && q.sets(path, cache) {
+						overrides[q.Ref()] = true
+					}
+				}
+			}
+		}
+		switch {
+		case survived == len(mine):
+			im.Enforced++
+		case survived == 0:
+			im.Overridden++
+		default:
+			im.PartiallyEnforced++
+		}
+	}
+	switch {
+	case im.Enforced == len(paths):
+		im.Status = StatusEnforced
+	case im.Overridden == len(paths):
+		im.Status = StatusOverridden
+	default:
+		im.Status = StatusPartiallyEnforced
+	}
+	im.Overrides = sortedKeys(overrides)
+	im.OverriddenBy = sortedKeys(overriddenBy)
+	return im
+}
+
+// winner is the policy whose setting stands at path, or whose action removed it.
+func (e *Effective) winner(path string) *Policy {
+	if u, ok := e.units[path]; ok {
+		return u.Source
+	}
+	for p, u := range e.units {
+		if strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+".") {
+			return u.Source
+		}
+	}
+	return e.lostTo[path]
+}
+
+// losesTo reports whether q set the same setting as u (or one nested in or enclosing it)
+// to another value, so that u's standing means q lost it.
+func (q *Policy) losesTo(u Unit, cache *UnitCache) bool {
+	for _, b := range cache.Blocks(q) {
+		for _, qu := range cache.Units(q, b) {
+			if qu.Path == u.Path && !sameValue(qu.Value, u.Value) {
+				return true
+			}
+			if strings.HasPrefix(qu.Path, u.Path+".") || strings.HasPrefix(u.Path, qu.Path+".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sets reports whether q has a setting at path.
+func (q *Policy) sets(path string, cache *UnitCache) bool {
+	for _, b := range cache.Blocks(q) {
+		for _, qu := range cache.Units(q, b) {
+			if qu.Path == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Summary is the one sentence a person reads in `kubectl get -o yaml`, e.g. "Atomic
+// defaults on Gateway infra/gw: enforced on 10 of 12 paths, overridden on 2 by infra/strict".
+func (im Impact) Summary(p *Policy) string {
+	what := describeStrategy(p)
+	where := "its targets"
+	if keys := uniqueKeys(p); len(keys) == 1 {
+		where = keys[0].String()
+	} else if len(keys) > 1 {
+		where = fmt.Sprintf("%d targets", len(keys))
+	}
+	if im.Status == StatusNoTargets {
+		return fmt.Sprintf("%s on %s: reaches no %s yet", what, where, pathNoun(p.Row, 2))
+	}
+	s := fmt.Sprintf("%s on %s: enforced on %d of %d %s", what, where, im.Enforced, im.Contexts, pathNoun(p.Row, im.Contexts))
+	if im.PartiallyEnforced > 0 {
+		s += fmt.Sprintf(", partially on %d", im.PartiallyEnforced)
+	}
+	if im.Overridden > 0 {
+		s += fmt.Sprintf(", overridden on %d", im.Overridden)
+	}
+	if len(im.OverriddenBy) > 0 {
+		s += " by " + strings.Join(im.OverriddenBy, ", ")
+	}
+	if len(im.Overrides) > 0 {
+		s += "; overrides " + strings.Join(im.Overrides, ", ")
+	}
+	return s
+}
+
+func describeStrategy(p *Policy) string {
+	if p.Row.Class == Direct {
+		return "Direct policy"
+	}
+	blocks := p.Blocks()
+	if len(blocks) == 0 {
+		return "Empty policy"
+	}
+	b := blocks[0]
+	return strings.ToUpper(b.Strategy[:1]) + b.Strategy[1:] + " " + string(b.Class)
+}
+
+// pathNoun counts context paths in sentences.
+func pathNoun(_ *KindRow, n int) string {
+	if n == 1 {
+		return "path"
+	}
+	return "paths"
+}

@@ -1,0 +1,179 @@
+package rules
+
+import (
+	"strconv"
+)
+
+// The topology fields of target objects, parsed once when an object enters a snapshot so
+// that walking the hierarchy never re-reads generic JSON. All xRoutes share one shape.
+
+// GatewayInfo is what the hierarchy needs of a Gateway or a ListenerSet.
+type GatewayInfo struct {
+	ClassName string
+	Listeners []ListenerInfo
+	// Parent is a ListenerSet's parent Gateway (nil for a Gateway).
+	Parent *TargetKey
+}
+
+// ListenerInfo is one listener.
+type ListenerInfo struct {
+	Name     string
+	Port     int64
+	Protocol string
+	Hostname string
+	// From is allowedRoutes.namespaces.from: Same (default), All or Selector.
+	From     string
+	Selector map[string]any
+	// Kinds is allowedRoutes.kinds as group/kind; empty means the protocol's defaults.
+	Kinds []RouteKind
+}
+
+// RouteKind is a group and kind a listener admits.
+type RouteKind struct{ Group, Kind string }
+
+// RouteInfo is what the hierarchy needs of any xRoute.
+type RouteInfo struct {
+	ParentRefs []ParentRef
+	Hostnames  []string
+	Rules      []RuleInfo
+}
+
+// ParentRef is one spec.parentRefs entry with defaults applied.
+type ParentRef struct {
+	Key         TargetKey // Group, Kind, Namespace, Name of the parent
+	SectionName string
+	Port        int64
+}
+
+// RuleInfo is one route rule.
+type RuleInfo struct {
+	Name     string
+	Backends []BackendRef
+}
+
+// BackendRef is one backendRef with defaults applied.
+type BackendRef struct {
+	Key  TargetKey
+	Port int64
+}
+
+// ServiceInfo holds a Service's named ports.
+type ServiceInfo struct {
+	Ports []PortInfo
+}
+
+// PortInfo is one Service port.
+type PortInfo struct {
+	Name string
+	Port int64
+}
+
+// parseTopology fills the object's topology fields from its generic JSON.
+func (o *Object) parseTopology() {
+	spec, _ := o.Raw["spec"].(map[string]any)
+	switch info, _ := TargetInfoFor(o.GroupKind()); {
+	case o.Group == GatewayGroup && (o.Kind == "Gateway" || o.Kind == "ListenerSet"):
+		g := &GatewayInfo{ClassName: str(spec["gatewayClassName"])}
+		for _, l := range list(spec["listeners"]) {
+			g.Listeners = append(g.Listeners, parseListener(l))
+		}
+		if parent, ok := spec["parentRef"].(map[string]any); ok {
+			k := TargetKey{Group: orDefault(parent, "group", GatewayGroup), Kind: orDefault(parent, "kind", "Gateway"),
+				Namespace: orDefault(parent, "namespace", o.Namespace), Name: str(parent["name"])}
+			g.Parent = &k
+		}
+		o.Gateway = g
+	case info.Level == LevelRoute:
+		r := &RouteInfo{}
+		for _, p := range list(spec["parentRefs"]) {
+			r.ParentRefs = append(r.ParentRefs, ParentRef{
+				Key: TargetKey{Group: orDefault(p, "group", GatewayGroup), Kind: orDefault(p, "kind", "Gateway"),
+					Namespace: orDefault(p, "namespace", o.Namespace), Name: str(p["name"])},
+				SectionName: str(p["sectionName"]), Port: num(p["port"]),
+			})
+		}
+		for _, h := range listAny(spec["hostnames"]) {
+			r.Hostnames = append(r.Hostnames, str(h))
+		}
+		for _, rule := range list(spec["rules"]) {
+			ri := RuleInfo{Name: str(rule["name"])}
+			for _, b := range list(rule["backendRefs"]) {
+				ri.Backends = append(ri.Backends, BackendRef{
+					Key: TargetKey{Group: orDefault(b, "group", CoreGroup), Kind: orDefault(b, "kind", "Service"),
+						Namespace: orDefault(b, "namespace", o.Namespace), Name: str(b["name"])},
+					Port: num(b["port"]),
+				})
+			}
+			r.Rules = append(r.Rules, ri)
+		}
+		o.Route = r
+	case info.Level == LevelBackend:
+		s := &ServiceInfo{}
+		for _, p := range list(spec["ports"]) {
+			s.Ports = append(s.Ports, PortInfo{Name: str(p["name"]), Port: num(p["port"])})
+		}
+		o.Service = s
+	}
+}
+
+func parseListener(l map[string]any) ListenerInfo {
+	li := ListenerInfo{Name: str(l["name"]), Port: num(l["port"]), Protocol: str(l["protocol"]), Hostname: str(l["hostname"]), From: "Same"}
+	allowed, _ := l["allowedRoutes"].(map[string]any)
+	if ns, ok := allowed["namespaces"].(map[string]any); ok {
+		if from := str(ns["from"]); from != "" {
+			li.From = from
+		}
+		li.Selector, _ = ns["selector"].(map[string]any)
+	}
+	for _, k := range list(allowed["kinds"]) {
+		li.Kinds = append(li.Kinds, RouteKind{Group: orDefault(k, "group", GatewayGroup), Kind: str(k["kind"])})
+	}
+	return li
+}
+
+func list(v any) []map[string]any {
+	items, _ := v.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func listAny(v any) []any {
+	items, _ := v.([]any)
+	return items
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// num reads a JSON number from YAML (int64) or JSON (float64).
+func num(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}
+
+// orDefault reads a string field, with a default when it is absent (but not when empty:
+// `group: ""` is the core group).
+func orDefault(m map[string]any, key, def string) string {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return def
+	}
+	return str(v)
+}
