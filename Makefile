@@ -25,6 +25,10 @@ run: build ## Judge the policies in examples/ offline (webhook check); denials t
 test: ## Run every test (unit, CLI); no cluster needed
 	$(GO) test -count=1 $(PKGS)
 
+.PHONY: update-golden
+update-golden: ## Rewrite golden files (testdata/**/want.json, check.json) and the README example
+	UPDATE_GOLDEN=1 $(GO) test -count=1 ./cmd/... ./pkg/...
+
 .PHONY: bench
 bench: ## Run the engine benchmarks (ns/op, B/op, allocs/op)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

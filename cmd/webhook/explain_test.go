@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// TestExplainGolden runs `webhook explain -o json` and `webhook check -o json` over each
+// testdata/explain/<case>/in.yaml (with config.yaml and a target file when present) and
+// compares them with want.json and check.json. UPDATE_GOLDEN=1 rewrites the files.
+func TestExplainGolden(t *testing.T) {
+	cases, err := filepath.Glob("testdata/explain/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, cases)
+	for _, dir := range cases {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			common := []string{"-f", filepath.Join(dir, "in.yaml"), "-o", "json"}
+			if _, err := os.Stat(filepath.Join(dir, "config.yaml")); err == nil {
+				common = append(common, "--config", filepath.Join(dir, "config.yaml"))
+			}
+			explainArgs := append([]string{"explain"}, common...)
+			if target, err := os.ReadFile(filepath.Join(dir, "target")); err == nil {
+				explainArgs = append(explainArgs, "--target", strings.TrimSpace(string(target)))
+			}
+			code, out, errOut := runCLI(t, "", explainArgs...)
+			require.Equal(t, 0, code, errOut)
+			golden(t, filepath.Join(dir, "want.json"), out)
+
+			_, out, errOut = runCLI(t, "", append([]string{"check"}, common...)...)
+			require.Empty(t, errOut)
+			golden(t, filepath.Join(dir, "check.json"), out)
+		})
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run with UPDATE_GOLDEN=1")
+	assert.Equal(t, string(want), got)
+}
+
+// explained runs explain on a golden case and indexes its output for assertions.
+func explained(t *testing.T, dir string) (statuses map[string]rules.PolicyStatus, colours map[string]map[string]any) {
+	t.Helper()
+	args := []string{"explain", "-f", filepath.Join("testdata/explain", dir, "in.yaml"), "-o", "json"}
+	if _, err := os.Stat(filepath.Join("testdata/explain", dir, "config.yaml")); err == nil {
+		args = append(args, "--config", filepath.Join("testdata/explain", dir, "config.yaml"))
+	}
+	code, out, errOut := runCLI(t, "", args...)
+	require.Equal(t, 0, code, errOut)
+	var ex rules.Explanation
+	require.NoError(t, json.Unmarshal([]byte(out), &ex))
+	statuses = map[string]rules.PolicyStatus{}
+	for _, p := range ex.Policies {
+		statuses[p.Name] = p
+	}
+	colours = map[string]map[string]any{}
+	for _, p := range ex.Paths {
+		colours[strings.Join(p.Path, " > ")] = p.Effective
+	}
+	return statuses, colours
+}
+
+// The GEP-713 Standard worked examples, outcome by outcome, independent of the goldens.
+func TestGEP713ExamplesExplained(t *testing.T) {
+	const (
+		g1r1b1 = "Gateway default/g1 > Listener http > HTTPRoute default/r1 > Rule 0 > Service default/b1"
+		g1r2b1 = "Gateway default/g1 > Listener http > HTTPRoute default/r2 > Rule 0 > Service default/b1"
+		g2r3b1 = "Gateway default/g2 > Listener http > HTTPRoute default/r3 > Rule 0 > Service default/b1"
+		g2r4b2 = "Gateway default/g2 > Listener http > HTTPRoute default/r4 > Rule 0 > Service default/b2"
+	)
+	t.Run("Example 1", func(t *testing.T) {
+		statuses, colours := explained(t, "gep-713-example-1")
+		assert.Equal(t, map[string]map[string]any{"Service default/b1": {"color": "red"}}, colours, "1-3: b1 red; b2 unaffected")
+		assert.Equal(t, rules.StatusEnforced, statuses["p1"].Status, "4: p1 enforced")
+		assert.Equal(t, rules.StatusOverridden, statuses["p2"].Status, "5: p2 not enforced")
+		assert.Equal(t, []string{"default/p1"}, statuses["p2"].OverriddenBy, "5: due to conflict with p1")
+	})
+	t.Run("Example 2", func(t *testing.T) {
+		statuses, colours := explained(t, "gep-713-example-2")
+		assert.Equal(t, map[string]map[string]any{
+			g1r1b1: {"color": "blue"}, g1r2b1: {"color": "red"},
+			g2r3b1: {"color": "yellow"}, g2r4b2: {"color": "yellow"},
+		}, colours)
+		assert.Equal(t, rules.StatusPartiallyEnforced, statuses["p1"].Status)
+		assert.Equal(t, rules.StatusEnforced, statuses["p2"].Status)
+		assert.Equal(t, rules.StatusEnforced, statuses["p3"].Status)
+		assert.Equal(t, rules.StatusOverridden, statuses["p4"].Status)
+		assert.Equal(t, []string{"default/p3"}, statuses["p4"].OverriddenBy)
+	})
+	t.Run("Example 3", func(t *testing.T) {
+		statuses, colours := explained(t, "gep-713-example-3")
+		assert.Equal(t, map[string]map[string]any{
+			g1r1b1: {"colors": map[string]any{"light": "blue"}},
+			g1r2b1: {"colors": map[string]any{"dark": "brown", "light": "red"}},
+			g2r3b1: {"colors": map[string]any{"light": "yellow"}},
+			g2r4b2: {"colors": map[string]any{"dark": "olive", "light": "yellow"}},
+		}, colours)
+		assert.Equal(t, rules.StatusPartiallyEnforced, statuses["p1"].Status)
+		assert.Equal(t, rules.StatusEnforced, statuses["p2"].Status)
+		assert.Equal(t, rules.StatusEnforced, statuses["p3"].Status)
+		assert.Equal(t, rules.StatusPartiallyEnforced, statuses["p4"].Status)
+	})
+}
+
+// TestGEP713ExamplesAtAdmission checks the impact annotations `check` predicts when each
+// policy is admitted, in document order: a prediction of that moment, not of the end state.
+func TestGEP713ExamplesAtAdmission(t *testing.T) {
+	want := map[string]map[string]string{
+		"gep-713-example-2": {"p1": "Enforced", "p2": "Enforced", "p3": "Enforced", "p4": "Overridden"},
+		"gep-713-example-3": {"p1": "Enforced", "p2": "Enforced", "p3": "Enforced", "p4": "PartiallyEnforced"},
+	}
+	for dir, statuses := range want {
+		t.Run(dir, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "check", "-f", filepath.Join("testdata/explain", dir, "in.yaml"), "-o", "json")
+			require.Equal(t, 0, code, errOut)
+			var report check.Report
+			require.NoError(t, json.Unmarshal([]byte(out), &report))
+			got := map[string]string{}
+			for _, r := range report.Results {
+				var im rules.Impact
+				require.NoError(t, json.Unmarshal([]byte(r.Annotations[check.AnnotationImpact]), &im))
+				got[r.Name] = im.Status
+			}
+			assert.Equal(t, statuses, got)
+		})
+	}
+	_, out, _ := runCLI(t, "", "check", "-f", "testdata/explain/gep-713-example-2/in.yaml", "-o", "json")
+	var report check.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &report))
+	assert.Equal(t, "Atomic defaults on HTTPRoute default/r4: enforced on 0 of 1 path, overridden on 1 by default/p3",
+		report.Results[3].Annotations[check.AnnotationImpactSummary])
+	assert.JSONEq(t, `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,
+		"overrides":[],"overriddenBy":["default/p3"],"observedAt":"2024-01-01T00:00:12Z"}`,
+		report.Results[3].Annotations[check.AnnotationImpact])
+}
