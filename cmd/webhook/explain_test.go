@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +149,79 @@ func TestGEP713ExamplesAtAdmission(t *testing.T) {
 	assert.JSONEq(t, `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,
 		"overrides":[],"overriddenBy":["default/p3"],"observedAt":"2024-01-01T00:00:12Z"}`,
 		report.Results[3].Annotations[check.AnnotationImpact])
+}
+
+func pathsOf(colours map[string]map[string]any) []string {
+	out := make([]string, 0, len(colours))
+	for p := range colours {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRouteAttachment lists exactly the paths Gateway API's attachment rules allow.
+func TestRouteAttachment(t *testing.T) {
+	_, colours := explained(t, "route-attachment")
+	assert.Equal(t, []string{
+		// selected by port 8080, hostname one label under *.example.com; host-mismatch and host-too-deep are not
+		"Gateway infra/gw > Listener all > HTTPRoute team-b/by-port > Rule 0 > Service team-b/svc",
+		// GRPCRoute admitted by the kinds restriction; the HTTPRoute on grpc-only is not
+		"Gateway infra/gw > Listener grpc-only > GRPCRoute team-a/grpc > Rule 0 > Service team-a/grpc-svc",
+		// Same namespace; other-ns (team-b) is not
+		"Gateway infra/gw > Listener same > HTTPRoute infra/same-ns > Rule 0 > Service infra/svc",
+		// Selector team=a; not-selected (team-b) is not; the ungranted backend in team-b is dropped
+		"Gateway infra/gw > Listener selected > HTTPRoute team-a/selected > Rule cross > Service infra/shared",
+		"Gateway infra/gw > Listener selected > HTTPRoute team-a/selected > Rule local > Service team-a/svc",
+	}, pathsOf(colours))
+	assert.Equal(t, map[string]any{"color": "green"},
+		colours["Gateway infra/gw > Listener selected > HTTPRoute team-a/selected > Rule cross > Service infra/shared"],
+		"a policy on the named rule is more specific than the Gateway's defaults")
+}
+
+// TestKuadrantMatrix is the Kuadrant RFC's D/O matrix: which limits reach the route rule.
+func TestKuadrantMatrix(t *testing.T) {
+	_, colours := explained(t, "kuadrant-matrix")
+	limits := func(cell string) []string {
+		eff := colours["Gateway "+cell+"/gw > Listener http > HTTPRoute "+cell+"/api > Rule main"]
+		var out []string
+		for name, v := range eff["limits"].(map[string]any) {
+			rate := v.(map[string]any)["rates"].([]any)[0].(map[string]any)["limit"]
+			out = append(out, fmt.Sprintf("%s=%v", name, rate))
+		}
+		sort.Strings(out)
+		return out
+	}
+	assert.Equal(t, []string{"burst=10", "per-user=5"}, limits("atomic-defaults"), "lower entire set of rules")
+	assert.Equal(t, []string{"burst=10", "global=1000", "per-user=5"}, limits("merge-defaults"), "lower rule wins each conflict")
+	assert.Equal(t, []string{"global=1000", "per-user=100"}, limits("atomic-overrides"), "higher entire set of rules")
+	assert.Equal(t, []string{"burst=10", "global=1000", "per-user=100"}, limits("merge-overrides"), "higher rule wins each conflict")
+}
+
+// TestExperimentalTablesExplained checks the table cells (see in.yaml for each cell).
+func TestExperimentalTablesExplained(t *testing.T) {
+	_, colours := explained(t, "experimental-tables")
+	want := map[string]string{
+		"defaults-chain": "503", "overrides-chain": "501", "mixed": "502",
+		"same-level-overrides": "501", "same-level-defaults": "502",
+	}
+	for ns, code := range want {
+		eff := colours["Gateway "+ns+"/gw > Listener http > HTTPRoute "+ns+"/route"]
+		assert.Equal(t, []any{code}, eff["retryOn"], ns)
+	}
+}
+
+// TestRemoveDeactivation is the Kuadrant RFC's Examples F1 and F2.
+func TestRemoveDeactivation(t *testing.T) {
+	_, colours := explained(t, "kuadrant-remove")
+	keys := func(ns string) []string {
+		var out []string
+		for k := range colours["Gateway "+ns+"/gw > Listener http > HTTPRoute "+ns+"/route"]["limits"].(map[string]any) {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	assert.Equal(t, []string{"b", "c"}, keys("f1"), "F1: the default rule a is deactivated")
+	assert.Equal(t, []string{"a", "b", "c"}, keys("f2"), "F2: an override cannot be deactivated")
 }
