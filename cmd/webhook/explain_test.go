@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
