@@ -21,6 +21,10 @@ run: build ## Judge the policies in examples/ offline (webhook check); denials t
 	if [ $$code -gt 1 ]; then exit $$code; fi; \
 	echo "(exit code $$code: 0 all allowed, 1 some denied, 2 unusable input)"
 
+.PHONY: explain
+explain: build ## Print the effective policies and impact statuses of examples/ (webhook explain)
+	./$(BIN) explain -f $(EXAMPLES)
+
 .PHONY: test
 test: ## Run every test (unit, CLI); no cluster needed
 	$(GO) test -count=1 $(PKGS)
