@@ -203,7 +203,11 @@ func describeStrategy(p *Policy) string {
 		return "Empty policy"
 	}
 	b := blocks[0]
-	return strings.ToUpper(b.Strategy[:1]) + b.Strategy[1:] + " " + string(b.Class)
+	strategy := b.Strategy
+	if strategy == "" {
+		strategy = StrategyAtomic
+	}
+	return strings.ToUpper(strategy[:1]) + strategy[1:] + " " + string(b.Class)
 }
 
 // pathNoun counts context paths in sentences.

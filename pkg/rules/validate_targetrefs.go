@@ -57,7 +57,9 @@ func validateRefFields(p *Policy, spec *field.Path) field.ErrorList {
 	case p.hasTargetRefs && !hasList:
 		errs = append(errs, field.Forbidden(spec.Child("targetRefs"), fmt.Sprintf("not supported by %s; use `targetRef`", row.Kind)))
 	}
-	if !p.hasTargetRef && !p.hasTargetRefs || (p.hasTargetRefs && len(p.TargetRefs) == 0 && !p.hasTargetRef && len(p.decodeErrs) == 0) {
+	// No reference at all: neither field, or an empty list (a list of bad items is reported
+	// item by item instead).
+	if len(p.TargetRefs) == 0 && !p.hasTargetRef && len(p.decodeErrs) == 0 {
 		name := "targetRefs"
 		if !hasList {
 			name = "targetRef"

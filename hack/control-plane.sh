@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds a real local control plane (kube-apiserver + etcd) from source through the Go module
+# proxy, once per machine, and prints the folder that holds it (envtest's
+# BinaryAssetsDirectory: kube-apiserver, etcd, kubectl).
+#
+# The folder is outside the checkout and keyed by version, so a fresh clone (CI) reuses it:
+#   ${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}/control-plane/k8s-<v>-etcd-<v>
+# The first build takes about 5 minutes on 2 cores; later calls return at once.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-1.34.4}"
+ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
+CACHE="${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}"
+DEST="$CACHE/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+GO="${GO:-go}"
+
+log() { echo "control-plane: $*" >&2; }
+
+if [ -x "$DEST/kube-apiserver" ] && [ -x "$DEST/etcd" ] && [ -x "$DEST/kubectl" ]; then
+  echo "$DEST"
+  exit 0
+fi
+mkdir -p "$DEST"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+if [ ! -x "$DEST/kube-apiserver" ]; then
+  log "building kube-apiserver v$K8S_VERSION from source (about 4 minutes the first time)..."
+  mkdir -p "$work/apiserver"
+  (
+    cd "$work/apiserver"
+    "$GO" mod init controlplane.local/apiserver >/dev/null 2>&1
+    gomod="$("$GO" mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')"
+    # Kubernetes' own go.mod replaces each staging module with ./staging/...; here each one
+    # is the published k8s.io/<module> at the matching v0.x release.
+    staging_version="v0.${K8S_VERSION#1.}"
+    "$GO" mod edit -require="k8s.io/kubernetes@v$K8S_VERSION"
+    sed -n '/^replace (/,/^)/p' "$gomod" | awk '/=> \.\/staging/ {print $1}' | while read -r mod; do
+      "$GO" mod edit -replace="$mod=$mod@$staging_version"
+    done
+    cat > main.go <<'GO'
+package main
+
+import _ "k8s.io/kubernetes/cmd/kube-apiserver/app"
+
+func main() {}
+GO
+    "$GO" mod tidy >/dev/null 2>&1 || "$GO" mod tidy
+    "$GO" build -o "$DEST/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+  )
+fi
+
+if [ ! -x "$DEST/etcd" ]; then
+  log "building etcd v$ETCD_VERSION from source (under a minute)..."
+  mkdir -p "$work/etcd"
+  (
+    cd "$work/etcd"
+    "$GO" mod init controlplane.local/etcd >/dev/null 2>&1
+    "$GO" mod edit -require="go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
+    cat > main.go <<'GO'
+package main
+
+import _ "go.etcd.io/etcd/server/v3/etcdmain"
+
+func main() {}
+GO
+    "$GO" mod tidy >/dev/null 2>&1 || "$GO" mod tidy
+    "$GO" build -o "$DEST/etcd" go.etcd.io/etcd/server/v3
+  )
+fi
+
+if [ ! -x "$DEST/kubectl" ]; then
+  if command -v kubectl >/dev/null 2>&1; then
+    ln -sf "$(command -v kubectl)" "$DEST/kubectl"
+  else
+    log "building kubectl v$K8S_VERSION from source..."
+    (cd "$work/apiserver" 2>/dev/null || { log "kubectl needs the kube-apiserver module; remove $DEST and retry"; exit 1; }
+     "$GO" build -o "$DEST/kubectl" k8s.io/kubernetes/cmd/kubectl)
+  fi
+fi
+log "ready: $DEST"
+echo "$DEST"
