@@ -17,13 +17,9 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
-// SnapshotSource returns the snapshot a review is judged against.
-type SnapshotSource func(ctx context.Context) (rules.Snapshot, error)
-
-// Validator answers validating admission reviews for every policy kind in its table.
+// Validator answers validating admission reviews for every policy kind in the store's table.
 type Validator struct {
-	Table    *rules.KindTable
-	Snapshot SnapshotSource
+	Store *Store
 }
 
 var _ admission.Handler = (*Validator)(nil)
@@ -31,7 +27,7 @@ var _ admission.Handler = (*Validator)(nil)
 // Handle implements controller-runtime's admission.Handler.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
-	row, ok := v.Table.Lookup(gk)
+	row, ok := v.Store.Row(gk)
 	if !ok {
 		return admission.Allowed("") // not a policy kind we know: untouched
 	}
@@ -39,11 +35,8 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	snap, err := v.Snapshot(ctx)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading cluster state: %w", err))
-	}
-	return Response(gk, rreq, rules.Evaluate(rreq, snap))
+	dryRun := req.DryRun != nil && *req.DryRun
+	return Response(gk, rreq, v.Store.Judge(rreq, !dryRun))
 }
 
 // decodeRequest builds the engine's Request from an admission request, decoding each

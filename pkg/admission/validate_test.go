@@ -29,8 +29,8 @@ func review(t *testing.T, op admissionv1.Operation, group, kind, object string) 
 	}}
 }
 
-func validator(snap rules.Snapshot) *Validator {
-	return &Validator{Table: rules.BuiltinKindTable(), Snapshot: func(context.Context) (rules.Snapshot, error) { return snap, nil }}
+func validator(snap *rules.MemorySnapshot) *Validator {
+	return &Validator{Store: NewStore(rules.BuiltinKindTable(), snap)}
 }
 
 func TestValidatorDenialIsInvalid(t *testing.T) {
@@ -79,4 +79,11 @@ func TestValidatorNamespaceFromRequest(t *testing.T) {
 		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "color": "red"}}`))
 	require.False(t, resp.Allowed)
 	assert.Equal(t, `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace "infra" lets ColorPolicy from namespace "app" reference Gateway "gw"`, resp.Result.Message)
+}
+
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &obj))
+	return obj
 }

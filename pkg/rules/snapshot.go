@@ -228,9 +228,29 @@ func IsNamespacedResource(gk schema.GroupKind) bool {
 	return info.Scope == Namespaced
 }
 
-// AddReferenceGrant stores a ReferenceGrant.
+// AddReferenceGrant stores (or replaces, by namespace and name) a ReferenceGrant.
 func (s *MemorySnapshot) AddReferenceGrant(g *gatewayv1.ReferenceGrant) {
+	s.RemoveReferenceGrant(g.Namespace, g.Name)
 	s.grants[g.Namespace] = append(s.grants[g.Namespace], g)
+}
+
+// RemoveReferenceGrant deletes a ReferenceGrant.
+func (s *MemorySnapshot) RemoveReferenceGrant(namespace, name string) {
+	list := s.grants[namespace]
+	for i, g := range list {
+		if g.Name == name {
+			s.grants[namespace] = append(list[:i:i], list[i+1:]...)
+			return
+		}
+	}
+}
+
+// RemoveObject deletes a target object and its index entries.
+func (s *MemorySnapshot) RemoveObject(key TargetKey) {
+	if old, ok := s.objects[key.Object()]; ok {
+		s.indexObject(old, removeObject)
+		delete(s.objects, key.Object())
+	}
 }
 
 // PutPolicy stores a policy, replacing an earlier version of the same kind/namespace/name.

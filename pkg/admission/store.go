@@ -1,0 +1,126 @@
+package admission
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// Store is the webhook's view of the cluster: an indexed rules.MemorySnapshot fed by
+// informer events, each object parsed once on arrival. Reviews read it without copies.
+//
+// A policy review is judged and, when allowed, reserved in one critical section: the
+// allowed policy enters the snapshot at once, before the API server stores it and the
+// informer reports it. So `kubectl apply -f` of two conflicting policies rejects the second
+// every time, and two reviews in flight for one conflict key cannot both be admitted. A
+// reservation the informer never confirms (another webhook rejected the write) expires.
+type Store struct {
+	mu       sync.RWMutex
+	table    *rules.KindTable
+	snap     *rules.MemorySnapshot
+	reserved map[policyID]time.Time
+	ready    atomic.Bool
+	now      func() time.Time
+}
+
+type policyID struct {
+	kind            schema.GroupKind
+	namespace, name string
+}
+
+// ReservationTTL bounds how long an admitted policy waits for its informer event.
+const ReservationTTL = 30 * time.Second
+
+// NewStore returns a store over a kind table and an initial snapshot.
+func NewStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
+	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, now: time.Now}
+}
+
+// Row returns the kind row for a policy kind.
+func (s *Store) Row(gk schema.GroupKind) (*rules.KindRow, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.table.Lookup(gk)
+}
+
+// AddRow adds a policy kind discovered while running.
+func (s *Store) AddRow(row rules.KindRow) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.table.Lookup(row.GroupKind()); ok {
+		return nil // built-in and configured rows are more precise than discovered ones
+	}
+	return s.table.Put(row)
+}
+
+// Judge evaluates a request and, when reserve is set and the write is allowed, reserves
+// the policy in the snapshot within the same critical section.
+func (s *Store) Judge(req rules.Request, reserve bool) rules.Verdict {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := rules.Evaluate(req, s.snap)
+	if reserve && v.Allowed() && req.Operation != rules.Delete && req.Policy != nil {
+		s.snap.PutPolicy(req.Policy)
+		s.reserved[idOf(req.Policy)] = s.now()
+	}
+	return v
+}
+
+// Upsert applies an informer add or update.
+func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if row, ok := s.table.Lookup(gk); ok {
+		p := rules.NewPolicy(row, obj)
+		s.snap.PutPolicy(p)
+		delete(s.reserved, idOf(p))
+		return
+	}
+	_, _ = s.snap.AddResource(gk, obj) // a malformed ReferenceGrant cannot be indexed; skip it
+}
+
+// Remove applies an informer delete.
+func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.table.Lookup(gk); ok {
+		s.snap.RemovePolicy(gk, namespace, name)
+		delete(s.reserved, policyID{gk, namespace, name})
+		return
+	}
+	if gk == (schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}) {
+		s.snap.RemoveReferenceGrant(namespace, name)
+		return
+	}
+	s.snap.RemoveObject(rules.TargetKey{Group: gk.Group, Kind: gk.Kind, Namespace: namespace, Name: name})
+}
+
+// ExpireReservations drops reservations older than ReservationTTL that no informer event
+// confirmed, and returns how many it dropped.
+func (s *Store) ExpireReservations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, at := range s.reserved {
+		if s.now().Sub(at) > ReservationTTL {
+			s.snap.RemovePolicy(id.kind, id.namespace, id.name)
+			delete(s.reserved, id)
+			n++
+		}
+	}
+	return n
+}
+
+// SetReady marks every informer the rules read as synced.
+func (s *Store) SetReady() { s.ready.Store(true) }
+
+// Ready reports whether the store has synced.
+func (s *Store) Ready() bool { return s.ready.Load() }
+
+func idOf(p *rules.Policy) policyID {
+	return policyID{p.GroupKind(), p.Namespace, p.Name}
+}
