@@ -25,9 +25,17 @@ run: build ## Judge the policies in examples/ offline (webhook check); denials t
 explain: build ## Print the effective policies and impact statuses of examples/ (webhook explain)
 	./$(BIN) explain -f $(EXAMPLES)
 
+.PHONY: control-plane
+control-plane: ## Build kube-apiserver + etcd from source once per machine (cached outside the checkout)
+	@bash hack/control-plane.sh >/dev/null
+
 .PHONY: test
-test: ## Run every test (unit, CLI); no cluster needed
-	$(GO) test -count=1 $(PKGS)
+test: ## Run every test: unit, CLI, and integration against a real kube-apiserver + etcd
+	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 $(PKGS)
+
+.PHONY: test-unit
+test-unit: ## Run the tests that need no control plane
+	$(GO) test -count=1 ./cmd/... ./pkg/...
 
 .PHONY: update-golden
 update-golden: ## Rewrite golden files (testdata/**/want.json, check.json) and the README example

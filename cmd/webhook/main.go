@@ -25,6 +25,9 @@ Usage:
       effective policy of every policy kind on every context path, the policy behind each
       setting, and each policy's impact status (Enforced, PartiallyEnforced, Overridden,
       NoTargets). Exit 0, or 2 on unusable input.
+  webhook serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]
+      Serve the validating admission webhook over HTTPS (/validate, /healthz, /readyz,
+      /metrics), judging against informer caches of the cluster.
   webhook kinds [--config FILE] [-o text|json]
       Print the kind table: every policy kind known and what is enforced for it.
   webhook help
@@ -47,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "explain":
 		return runExplain(args[1:], stdin, stdout, stderr)
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
 	case "kinds":
 		return runKinds(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

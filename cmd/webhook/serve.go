@@ -1,0 +1,83 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/policyattachment/webhook/pkg/admission"
+)
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		host, certDir, configFile, kubeconfig, tlsMin string
+		port                                          int
+		http2                                         bool
+	)
+	fs.StringVar(&host, "host", "", "address to listen on (all interfaces when empty)")
+	fs.IntVar(&port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
+	fs.StringVar(&certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder holding tls.crt and tls.key; reloaded when they change")
+	fs.StringVar(&tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
+	fs.BoolVar(&http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
+	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating admission webhook over HTTPS. Its view of the cluster comes from\n"+
+			"informers; it is ready once they have synced.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitBadInput
+	}
+	versions := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
+	minVersion, ok := versions[tlsMin]
+	if !ok {
+		fmt.Fprintf(stderr, "webhook serve: --tls-min-version must be 1.2 or 1.3, not %q\n", tlsMin)
+		return exitBadInput
+	}
+	table, err := loadTable(configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	log := zap.New(zap.WriteTo(stderr))
+	ctrl.SetLogger(log)
+	srv, err := admission.NewServer(cfg, admission.Options{
+		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2, Table: table, Log: log,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	// SIGTERM or SIGINT cancels ctx; the server then finishes in-flight reviews and returns.
+	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	return exitOK
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return ctrl.GetConfig()
+}

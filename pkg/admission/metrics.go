@@ -1,0 +1,32 @@
+package admission
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics of the admission door, registered on controller-runtime's registry.
+var (
+	reviewsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "policyattachment_reviews_total",
+		Help: "Admission reviews answered, by webhook, verdict (allowed|denied|errored) and reason.",
+	}, []string{"webhook", "verdict", "reason"})
+	reviewSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "policyattachment_review_duration_seconds",
+		Help: "Time to answer one admission review, from decoded request to response.",
+		// Fine enough for sub-millisecond answers: 25µs .. 250ms.
+		Buckets: []float64{0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25},
+	}, []string{"webhook"})
+	reviewsInFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "policyattachment_reviews_in_flight",
+		Help: "Admission reviews being answered now.",
+	})
+	reservationsExpired = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_reservations_expired_total",
+		Help: "Admitted policies whose informer event never came (another webhook or the API server rejected the write).",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired)
+}

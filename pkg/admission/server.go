@@ -1,0 +1,296 @@
+package admission
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// Paths served on the HTTPS port.
+const (
+	PathValidate = "/validate"
+	PathHealthz  = "/healthz"
+	PathReadyz   = "/readyz"
+	PathMetrics  = "/metrics"
+)
+
+// Options configure `webhook serve`.
+type Options struct {
+	Host    string
+	Port    int
+	CertDir string
+	// TLSMinVersion is tls.VersionTLS12 or tls.VersionTLS13 (the default).
+	TLSMinVersion uint16
+	// EnableHTTP2 is off by default (CVE-2023-44487, HTTP/2 rapid reset).
+	EnableHTTP2 bool
+	Table       *rules.KindTable
+	Log         logr.Logger
+}
+
+// nonPolicyKinds are the objects the rules read besides policies.
+var nonPolicyKinds = []schema.GroupKind{
+	{Group: rules.GatewayGroup, Kind: "Gateway"},
+	{Group: rules.GatewayGroup, Kind: "ListenerSet"},
+	{Group: rules.GatewayGroup, Kind: "HTTPRoute"},
+	{Group: rules.GatewayGroup, Kind: "GRPCRoute"},
+	{Group: rules.GatewayGroup, Kind: "TLSRoute"},
+	{Group: rules.GatewayGroup, Kind: "TCPRoute"},
+	{Group: rules.GatewayGroup, Kind: "UDPRoute"},
+	{Group: rules.GatewayGroup, Kind: "ReferenceGrant"},
+	{Group: rules.CoreGroup, Kind: "Service"},
+	{Group: rules.CoreGroup, Kind: "Namespace"},
+	{Group: rules.MultiCluster, Kind: "ServiceImport"},
+}
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// Server is a running `webhook serve`.
+type Server struct {
+	opts    Options
+	store   *Store
+	mgr     manager.Manager
+	mu      sync.Mutex // guards watched: CRD events start informers from their own goroutines
+	watched map[schema.GroupKind]bool
+}
+
+// NewServer builds the manager, the HTTPS server and the store.
+func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
+	if opts.TLSMinVersion == 0 {
+		opts.TLSMinVersion = tls.VersionTLS13
+	}
+	tlsOpts := []func(*tls.Config){func(c *tls.Config) {
+		c.MinVersion = opts.TLSMinVersion
+		if !opts.EnableHTTP2 {
+			c.NextProtos = []string{"http/1.1"}
+		}
+	}}
+	hooks := webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts})
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                 runtime.NewScheme(),
+		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Metrics:                metricsserver.Options{BindAddress: "0"}, // served on the HTTPS port instead
+		HealthProbeBindAddress: "0",
+		WebhookServer:          hooks,
+		Logger:                 opts.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, watched: map[schema.GroupKind]bool{}}
+	// GetWebhookServer (not the local variable) is what adds the server to the manager.
+	hooks = mgr.GetWebhookServer()
+	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: s.store}}))
+	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	hooks.Register(PathReadyz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !s.store.Ready() {
+			http.Error(w, "informers have not synced yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	return s, nil
+}
+
+// Store returns the server's store.
+func (s *Server) Store() *Store { return s.store }
+
+// Start discovers policy kinds, starts the informers and serves until ctx ends; in-flight
+// reviews finish before it returns.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.discover(ctx); err != nil {
+		return err
+	}
+	if err := s.mgr.Add(manager.RunnableFunc(s.maintain)); err != nil {
+		return err
+	}
+	return s.mgr.Start(ctx)
+}
+
+// discover registers informers for every kind the rules read that the API server serves:
+// the non-policy kinds, the table's policy kinds, and CRDs labelled as policies.
+func (s *Server) discover(ctx context.Context) error {
+	reader := s.mgr.GetAPIReader()
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(crdGVK)
+	if err := reader.List(ctx, crds, client.HasLabels{rules.PolicyLabel}); err != nil {
+		return fmt.Errorf("listing policy CRDs: %w", err)
+	}
+	for i := range crds.Items {
+		s.addCRD(&crds.Items[i])
+	}
+	kinds := append([]schema.GroupKind(nil), nonPolicyKinds...)
+	for _, row := range s.opts.Table.Rows() {
+		kinds = append(kinds, row.GroupKind())
+	}
+	for _, gk := range kinds {
+		mapping, err := s.mgr.GetRESTMapper().RESTMapping(gk)
+		if err != nil {
+			continue // not served by this cluster
+		}
+		if err := s.watch(ctx, mapping.GroupVersionKind); err != nil {
+			return err
+		}
+	}
+	// Policy CRDs installed while running get a row and an informer, outside any request.
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(crdGVK)
+	inf, err := s.mgr.GetCache().GetInformer(ctx, crd, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watching CRDs: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onCRD(ctx, obj) },
+		UpdateFunc: func(_, obj any) { s.onCRD(ctx, obj) },
+	})
+	return err
+}
+
+func (s *Server) onCRD(ctx context.Context, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	gvk, ok := s.addCRD(u)
+	if !ok {
+		return
+	}
+	go func() {
+		if err := s.watch(ctx, gvk); err != nil {
+			s.opts.Log.Error(err, "watching discovered policy kind", "kind", gvk.String())
+		}
+	}()
+}
+
+// addCRD adds the discovered row of a labelled CRD and returns its served version.
+func (s *Server) addCRD(u *unstructured.Unstructured) (schema.GroupVersionKind, bool) {
+	value, labelled := u.GetLabels()[rules.PolicyLabel]
+	if !labelled {
+		return schema.GroupVersionKind{}, false
+	}
+	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+	scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	row, ok := rules.DiscoveredRow(group, kind, rules.Scope(scope), value)
+	if !ok {
+		return schema.GroupVersionKind{}, false
+	}
+	served := ""
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		if name, _ := m["name"].(string); name != "" {
+			row.Versions = append(row.Versions, name)
+			if storage, _ := m["storage"].(bool); storage {
+				served = name
+			}
+		}
+	}
+	if err := s.store.AddRow(row); err != nil {
+		s.opts.Log.Error(err, "discovered policy kind has an unusable row", "kind", kind)
+		return schema.GroupVersionKind{}, false
+	}
+	return schema.GroupVersionKind{Group: group, Version: served, Kind: kind}, served != ""
+}
+
+// watch feeds one kind's informer events into the store.
+func (s *Server) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	s.mu.Lock()
+	already := s.watched[gvk.GroupKind()]
+	s.watched[gvk.GroupKind()] = true
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	inf, err := s.mgr.GetCache().GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("informer for %s: %w", gvk, err)
+	}
+	gk := gvk.GroupKind()
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.upsert(gk, obj) },
+		UpdateFunc: func(_, obj any) { s.upsert(gk, obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				s.store.Remove(gk, u.GetNamespace(), u.GetName())
+			}
+		},
+	})
+	return err
+}
+
+func (s *Server) upsert(gk schema.GroupKind, obj any) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		s.store.Upsert(gk, u.Object)
+	}
+}
+
+// maintain marks the store ready once every informer has synced, then expires
+// reservations that no informer event confirmed.
+func (s *Server) maintain(ctx context.Context) error {
+	if !s.mgr.GetCache().WaitForCacheSync(ctx) {
+		return ctx.Err()
+	}
+	s.store.SetReady()
+	s.opts.Log.Info("informers synced; ready")
+	tick := time.NewTicker(ReservationTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			reservationsExpired.Add(float64(s.store.ExpireReservations()))
+		}
+	}
+}
+
+// instrument counts and times the reviews of one webhook.
+func instrument(name string, wh *webhook.Admission) *webhook.Admission {
+	inner := wh.Handler
+	wh.Handler = admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		reviewsInFlight.Inc()
+		start := time.Now()
+		resp := inner.Handle(ctx, req)
+		reviewSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
+		reviewsInFlight.Dec()
+		verdict, reason := "allowed", ""
+		switch {
+		case resp.Result != nil && resp.Result.Code >= 400 && resp.Result.Code != http.StatusUnprocessableEntity:
+			verdict = "errored"
+		case !resp.Allowed:
+			verdict = "denied"
+			if resp.Result != nil && resp.Result.Details != nil && len(resp.Result.Details.Causes) > 0 {
+				reason = reasonOfMessage(resp.Result.Details.Causes[0].Message)
+			}
+		}
+		reviewsTotal.WithLabelValues(name, verdict, reason).Inc()
+		return resp
+	})
+	return wh
+}

@@ -1,0 +1,160 @@
+// Package integration runs the webhook in-process against a real kube-apiserver and etcd
+// (controller-runtime's envtest), registered through a real ValidatingWebhookConfiguration.
+// `make test` builds the control plane once per machine and sets KUBEBUILDER_ASSETS.
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// WebhookName is the name kubectl prints in denials.
+const WebhookName = "validate.policyattachment.io"
+
+var (
+	cfg     *rest.Config
+	baseURL string
+	tlsConf *tls.Config
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Println("integration: KUBEBUILDER_ASSETS is not set; run `make test`, which builds the control plane")
+		if os.Getenv("CI") != "" {
+			os.Exit(1) // CI must never pass by skipping the real API server
+		}
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	gatewayAPI, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		fmt.Println("integration: locating the gateway-api module:", err)
+		return 1
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths: []string{
+			filepath.Join(strings.TrimSpace(string(gatewayAPI)), "config", "crd", "experimental"),
+			filepath.Join("..", "crds"),
+		},
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{validatingConfig()},
+		},
+	}
+	cfg, err = env.Start()
+	if err != nil {
+		fmt.Println("integration: starting kube-apiserver and etcd:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+
+	opts := env.WebhookInstallOptions
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := admission.NewServer(cfg, admission.Options{
+		Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir,
+		Table: rules.BuiltinKindTable(), Log: testLogger(),
+	})
+	if err != nil {
+		fmt.Println("integration: creating the webhook server:", err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(opts.LocalServingCAData)
+	tlsConf = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	baseURL = "https://" + net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
+	if err := waitReady(); err != nil {
+		fmt.Println("integration:", err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Println("integration: the webhook server stopped with:", err)
+		return 1
+	}
+	return code
+}
+
+func waitReady() error {
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}, Timeout: time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		resp, err := c.Get(baseURL + admission.PathReadyz)
+		last = err
+		if err == nil {
+			last = fmt.Errorf("status %s", resp.Status)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the webhook was not ready within 30s: %v", last)
+}
+
+// validatingConfig registers /validate for the policy kinds the tests create.
+func validatingConfig() *admissionregv1.ValidatingWebhookConfiguration {
+	fail := admissionregv1.Fail
+	none := admissionregv1.SideEffectClassNone
+	path := strings.TrimPrefix(admission.PathValidate, "/") // envtest joins host and path with "/"
+	timeout := int32(5)
+	return &admissionregv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "policyattachment"},
+		Webhooks: []admissionregv1.ValidatingWebhook{{
+			Name:                    WebhookName,
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             &none,
+			FailurePolicy:           &fail,
+			TimeoutSeconds:          &timeout,
+			ClientConfig: admissionregv1.WebhookClientConfig{
+				Service: &admissionregv1.ServiceReference{Namespace: "policyattachment-system", Name: "webhook", Path: &path},
+			},
+			Rules: []admissionregv1.RuleWithOperations{{
+				Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update},
+				Rule: admissionregv1.Rule{
+					APIGroups:   []string{"policies.controller.io", "gateway.networking.k8s.io"},
+					APIVersions: []string{"*"},
+					Resources:   []string{"colorpolicies", "backendtlspolicies"},
+				},
+			}},
+		}},
+	}
+}
+
+// testLogger logs to stderr when INTEGRATION_LOG is set, and discards otherwise.
+func testLogger() logr.Logger {
+	if os.Getenv("INTEGRATION_LOG") == "" {
+		return logr.Discard()
+	}
+	return zap.New(zap.WriteTo(os.Stderr))
+}

@@ -1,0 +1,149 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/admission"
+)
+
+// warnings collects the warnings the API server passes on to the client.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func newClient(t *testing.T) (client.Client, *warnings) {
+	t.Helper()
+	w := &warnings{}
+	c := rest.CopyConfig(cfg)
+	c.WarningHandler = w
+	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
+	require.NoError(t, err)
+	return cl, w
+}
+
+func object(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+	return u
+}
+
+func namespace(t *testing.T, cl client.Client, name string) {
+	t.Helper()
+	require.NoError(t, cl.Create(context.Background(), object(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+"}")))
+}
+
+// denial returns the text kubectl prints after "Error from server ...: ".
+func denial(err error) string {
+	if err == nil {
+		return "<allowed>"
+	}
+	return err.Error()
+}
+
+func TestDenialsReachTheClient(t *testing.T) {
+	cl, _ := newClient(t)
+	namespace(t, cl, "denials")
+	err := cl.Create(context.Background(), object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: bad-kind, namespace: denials}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1}]
+  color: red`))
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ColorPolicy.policies.controller.io "bad-kind" is invalid: spec.targetRefs[0].kind: Unsupported value: "Service": InvalidTargetRef: supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`, denial(err))
+
+	err = cl.Create(context.Background(), object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: two-ways, namespace: denials}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  defaults: {color: red}
+  overrides: {color: blue}`))
+	assert.Equal(t, "admission webhook \"validate.policyattachment.io\" denied the request: ColorPolicy.policies.controller.io \"two-ways\" is invalid: [spec.targetRefs[0].namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace \"infra\" lets ColorPolicy from namespace \"denials\" reference Gateway \"gw\", spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `defaults`; a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides`]", denial(err))
+}
+
+func TestWarningsReachTheClient(t *testing.T) {
+	cl, w := newClient(t)
+	namespace(t, cl, "warnings")
+	require.NoError(t, cl.Create(context.Background(), object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: early, namespace: warnings}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: not-yet}]
+  color: red`)))
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute warnings/not-yet not found; the policy takes effect once it exists"}, w.list)
+}
+
+// TestSequentialApply is `kubectl apply -f` of a file with two conflicting policies: the
+// first is stored before the second is reviewed, and the second is rejected every time.
+func TestSequentialApply(t *testing.T) {
+	cl, _ := newClient(t)
+	namespace(t, cl, "sequential")
+	ctx := context.Background()
+	policy := func(name string) *unstructured.Unstructured {
+		return object(t, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: %s, namespace: sequential}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
+  validation: {hostname: b1.sequential.svc, wellKnownCACertificates: System}`, name))
+	}
+	rejected := 0
+	const runs = 100
+	for i := 0; i < runs; i++ {
+		first, second := policy(fmt.Sprintf("first-%d", i)), policy(fmt.Sprintf("second-%d", i))
+		require.NoError(t, cl.Create(ctx, first), "run %d", i)
+		err := cl.Create(ctx, second)
+		if err != nil && strings.Contains(err.Error(), "Conflicted: Service sequential/b1 section https already has BackendTLSPolicy sequential/first-") {
+			rejected++
+		} else if err == nil {
+			require.NoError(t, cl.Delete(ctx, second))
+		}
+		require.NoError(t, cl.Delete(ctx, first))
+	}
+	assert.Equal(t, runs, rejected)
+}
+
+func TestEndpoints(t *testing.T) {
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}
+	for path, want := range map[string]string{admission.PathHealthz: "ok", admission.PathReadyz: "ok"} {
+		resp, err := c.Get(baseURL + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Equal(t, want, string(body), path)
+	}
+	resp, err := c.Get(baseURL + admission.PathMetrics)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), `policyattachment_reviews_total{reason="InvalidTargetRef",verdict="denied",webhook="validate"}`)
+	assert.Contains(t, string(body), "policyattachment_review_duration_seconds_bucket")
+	assert.Equal(t, "HTTP/1.1", resp.Proto, "HTTP/2 is off by default")
+}
