@@ -135,7 +135,7 @@ func TestGEP713ExamplesAtAdmission(t *testing.T) {
 			got := map[string]string{}
 			for _, r := range report.Results {
 				var im rules.Impact
-				require.NoError(t, json.Unmarshal([]byte(r.Annotations[check.AnnotationImpact]), &im))
+				require.NoError(t, json.Unmarshal([]byte(r.Annotations[rules.AnnotationImpact]), &im))
 				got[r.Name] = im.Status
 			}
 			assert.Equal(t, statuses, got)
@@ -145,10 +145,10 @@ func TestGEP713ExamplesAtAdmission(t *testing.T) {
 	var report check.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	assert.Equal(t, "Atomic defaults on HTTPRoute default/r4: enforced on 0 of 1 path, overridden on 1 by default/p3",
-		report.Results[3].Annotations[check.AnnotationImpactSummary])
+		report.Results[3].Annotations[rules.AnnotationImpactSummary])
 	assert.JSONEq(t, `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,
 		"overrides":[],"overriddenBy":["default/p3"],"observedAt":"2024-01-01T00:00:12Z"}`,
-		report.Results[3].Annotations[check.AnnotationImpact])
+		report.Results[3].Annotations[rules.AnnotationImpact])
 }
 
 func pathsOf(colours map[string]map[string]any) []string {

@@ -29,6 +29,7 @@ import (
 // Paths served on the HTTPS port.
 const (
 	PathValidate = "/validate"
+	PathMutate   = "/mutate"
 	PathHealthz  = "/healthz"
 	PathReadyz   = "/readyz"
 	PathMetrics  = "/metrics"
@@ -100,6 +101,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	hooks = mgr.GetWebhookServer()
 	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: s.store}}))
+	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: s.store}}))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if !s.store.Ready() {

@@ -25,6 +25,9 @@ type Store struct {
 	reserved map[policyID]time.Time
 	ready    atomic.Bool
 	now      func() time.Time
+	// changedAt is when the state last changed; impact annotations are "observed at" it, so
+	// a re-invoked mutation against the same state yields the same patch.
+	changedAt time.Time
 }
 
 type policyID struct {
@@ -66,6 +69,7 @@ func (s *Store) Judge(req rules.Request, reserve bool) rules.Verdict {
 	if reserve && v.Allowed() && req.Operation != rules.Delete && req.Policy != nil {
 		s.snap.PutPolicy(req.Policy)
 		s.reserved[idOf(req.Policy)] = s.now()
+		s.changedAt = s.now()
 	}
 	return v
 }
@@ -74,6 +78,7 @@ func (s *Store) Judge(req rules.Request, reserve bool) rules.Verdict {
 func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.changedAt = s.now()
 	if row, ok := s.table.Lookup(gk); ok {
 		p := rules.NewPolicy(row, obj)
 		s.snap.PutPolicy(p)
@@ -87,6 +92,7 @@ func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.changedAt = s.now()
 	if _, ok := s.table.Lookup(gk); ok {
 		s.snap.RemovePolicy(gk, namespace, name)
 		delete(s.reserved, policyID{gk, namespace, name})
@@ -113,6 +119,15 @@ func (s *Store) ExpireReservations() int {
 		}
 	}
 	return n
+}
+
+// Predict computes the impact p would have if stored now, without storing it.
+func (s *Store) Predict(p *rules.Policy) rules.Impact {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	im := rules.ImpactOf(rules.WithPolicy(s.snap, p), p, nil)
+	im.ObservedAt = s.changedAt.UTC().Format(time.RFC3339)
+	return im
 }
 
 // SetReady marks every informer the rules read as synced.

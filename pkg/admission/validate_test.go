@@ -11,6 +11,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/policyattachment/webhook/pkg/rules"
@@ -86,4 +87,9 @@ func decodeJSON(t *testing.T, s string) map[string]any {
 	var obj map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s), &obj))
 	return obj
+}
+
+func groupKindOfJSON(obj map[string]any) schema.GroupKind {
+	gv, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
+	return schema.GroupKind{Group: gv.Group, Kind: obj["kind"].(string)}
 }

@@ -161,8 +161,8 @@ func annotate(annotations map[string]string, snap *rules.MemorySnapshot, p *rule
 	if err != nil {
 		return // an Impact always marshals; nothing to annotate otherwise
 	}
-	annotations[AnnotationImpact] = string(data)
-	annotations[AnnotationImpactSummary] = im.Summary(p)
+	annotations[rules.AnnotationImpact] = string(data)
+	annotations[rules.AnnotationImpactSummary] = im.Summary(p)
 }
 
 func denials(errs field.ErrorList) []Denial {

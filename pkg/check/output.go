@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // WriteText prints the report for people: one line per verdict, the reasons indented under it.
@@ -30,7 +32,7 @@ func WriteText(w io.Writer, r *Report) error {
 				return err
 			}
 		}
-		if summary := res.Annotations[AnnotationImpactSummary]; summary != "" {
+		if summary := res.Annotations[rules.AnnotationImpactSummary]; summary != "" {
 			if _, err := fmt.Fprintf(w, "    impact: %s\n", summary); err != nil {
 				return err
 			}
@@ -47,9 +49,3 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
-
-// Annotation keys written on accepted policies (DESIGN.md contract).
-const (
-	AnnotationImpact        = "policyattachment.io/impact"
-	AnnotationImpactSummary = "policyattachment.io/impact-summary"
-)

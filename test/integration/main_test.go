@@ -63,6 +63,7 @@ func run(m *testing.M) int {
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{validatingConfig()},
+			MutatingWebhooks:   []*admissionregv1.MutatingWebhookConfiguration{mutatingConfig()},
 		},
 	}
 	cfg, err = env.Start()
@@ -122,6 +123,41 @@ func waitReady() error {
 	return fmt.Errorf("the webhook was not ready within 30s: %v", last)
 }
 
+// mutatingConfig registers /mutate: Ignore, because an annotation is never worth a failed write.
+func mutatingConfig() *admissionregv1.MutatingWebhookConfiguration {
+	ignore := admissionregv1.Ignore
+	none := admissionregv1.SideEffectClassNone
+	ifNeeded := admissionregv1.IfNeededReinvocationPolicy
+	path := strings.TrimPrefix(admission.PathMutate, "/")
+	timeout := int32(5)
+	return &admissionregv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "policyattachment"},
+		Webhooks: []admissionregv1.MutatingWebhook{{
+			Name:                    "mutate.policyattachment.io",
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             &none,
+			FailurePolicy:           &ignore,
+			ReinvocationPolicy:      &ifNeeded,
+			TimeoutSeconds:          &timeout,
+			ClientConfig: admissionregv1.WebhookClientConfig{
+				Service: &admissionregv1.ServiceReference{Namespace: "policyattachment-system", Name: "webhook", Path: &path},
+			},
+			Rules: policyRules(),
+		}},
+	}
+}
+
+func policyRules() []admissionregv1.RuleWithOperations {
+	return []admissionregv1.RuleWithOperations{{
+		Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update},
+		Rule: admissionregv1.Rule{
+			APIGroups:   []string{"policies.controller.io", "gateway.networking.k8s.io"},
+			APIVersions: []string{"*"},
+			Resources:   []string{"colorpolicies", "backendtlspolicies"},
+		},
+	}}
+}
+
 // validatingConfig registers /validate for the policy kinds the tests create.
 func validatingConfig() *admissionregv1.ValidatingWebhookConfiguration {
 	fail := admissionregv1.Fail
@@ -139,14 +175,7 @@ func validatingConfig() *admissionregv1.ValidatingWebhookConfiguration {
 			ClientConfig: admissionregv1.WebhookClientConfig{
 				Service: &admissionregv1.ServiceReference{Namespace: "policyattachment-system", Name: "webhook", Path: &path},
 			},
-			Rules: []admissionregv1.RuleWithOperations{{
-				Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update},
-				Rule: admissionregv1.Rule{
-					APIGroups:   []string{"policies.controller.io", "gateway.networking.k8s.io"},
-					APIVersions: []string{"*"},
-					Resources:   []string{"colorpolicies", "backendtlspolicies"},
-				},
-			}},
+			Rules: policyRules(),
 		}},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,4 +147,50 @@ func TestEndpoints(t *testing.T) {
 	assert.Contains(t, string(body), `policyattachment_reviews_total{reason="InvalidTargetRef",verdict="denied",webhook="validate"}`)
 	assert.Contains(t, string(body), "policyattachment_review_duration_seconds_bucket")
 	assert.Equal(t, "HTTP/1.1", resp.Proto, "HTTP/2 is off by default")
+}
+
+// TestImpactAnnotationLands checks the mutating webhook's annotations on the stored object.
+func TestImpactAnnotationLands(t *testing.T) {
+	cl, _ := newClient(t)
+	namespace(t, cl, "impact")
+	ctx := context.Background()
+	for _, doc := range []string{`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: impact}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]`, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: impact}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: b1, port: 80}]}]`} {
+		require.NoError(t, cl.Create(ctx, object(t, doc)))
+	}
+	// The informers see the Gateway and the route before the policy is reviewed.
+	require.Eventually(t, func() bool {
+		p := object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: probe, namespace: impact}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}`)
+		if err := cl.Create(ctx, p, client.DryRunAll); err != nil {
+			return false
+		}
+		return strings.Contains(p.GetAnnotations()["policyattachment.io/impact-summary"], "enforced on 1 of 1 path")
+	}, 10*time.Second, 50*time.Millisecond)
+
+	policy := object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: gw-red, namespace: impact}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}`)
+	require.NoError(t, cl.Create(ctx, policy))
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(policy.GroupVersionKind())
+	require.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(policy), stored))
+	assert.Equal(t, "Atomic defaults on Gateway impact/gw: enforced on 1 of 1 path", stored.GetAnnotations()["policyattachment.io/impact-summary"])
+	assert.Contains(t, stored.GetAnnotations()["policyattachment.io/impact"], `"status":"Enforced","contexts":1`)
 }
