@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -128,6 +129,24 @@ func (s *Store) Predict(p *rules.Policy) rules.Impact {
 	im := rules.ImpactOf(rules.WithPolicy(s.snap, p), p, nil)
 	im.ObservedAt = s.changedAt.UTC().Format(time.RFC3339)
 	return im
+}
+
+// DeletionWarning describes what deleting a stored policy removes ("" if it is not stored).
+func (s *Store) DeletionWarning(gk schema.GroupKind, namespace, name string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p, ok := s.snap.GetPolicy(gk, namespace, name)
+	if !ok {
+		return ""
+	}
+	return rules.PolicyDeletionWarning(s.snap, p)
+}
+
+// GrantDeletionWarning describes what deleting a ReferenceGrant breaks ("" if nothing).
+func (s *Store) GrantDeletionWarning(g *gatewayv1.ReferenceGrant) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return rules.GrantDeletionWarning(s.snap, s.table, g)
 }
 
 // SetReady marks every informer the rules read as synced.

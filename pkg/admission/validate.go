@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -28,6 +29,9 @@ var _ admission.Handler = (*Validator)(nil)
 // Handle implements controller-runtime's admission.Handler.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	if req.Operation == admissionv1.Delete {
+		return v.deletion(gk, req)
+	}
 	row, ok := v.Store.Row(gk)
 	if !ok {
 		return admission.Allowed("") // not a policy kind we know: untouched
@@ -39,6 +43,31 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	dryRun := req.DryRun != nil && *req.DryRun
 	return Response(gk, rreq, v.Store.Judge(rreq, !dryRun))
 }
+
+// deletion allows every DELETE; for a policy, or a ReferenceGrant that accepted policies
+// rely on, it warns what the deletion will affect.
+func (v *Validator) deletion(gk schema.GroupKind, req admission.Request) admission.Response {
+	resp := admission.Allowed("")
+	var warning string
+	switch {
+	case gk == referenceGrantKind:
+		var g gatewayv1.ReferenceGrant
+		if err := json.Unmarshal(req.OldObject.Raw, &g); err != nil {
+			return resp // an unreadable old object must not block a deletion
+		}
+		warning = v.Store.GrantDeletionWarning(&g)
+	default:
+		if _, ok := v.Store.Row(gk); ok {
+			warning = v.Store.DeletionWarning(gk, req.Namespace, req.Name)
+		}
+	}
+	if warning != "" {
+		resp.Warnings = []string{warning}
+	}
+	return resp
+}
+
+var referenceGrantKind = schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}
 
 // decodeRequest builds the engine's Request from an admission request, decoding each
 // object exactly once.

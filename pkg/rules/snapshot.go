@@ -31,6 +31,8 @@ type Snapshot interface {
 	GatewaysInNamespace(namespace string) []*Object
 	// ListenerSetsByGateway returns the ListenerSets whose parentRef names a Gateway.
 	ListenerSetsByGateway(gateway TargetKey) []*Object
+	// PoliciesIn returns the policies of one kind in a namespace.
+	PoliciesIn(kind schema.GroupKind, namespace string) []*Policy
 }
 
 // Object is a target object as the rules see it.
@@ -96,6 +98,7 @@ type MemorySnapshot struct {
 
 	policies map[policyID]*Policy
 	byTarget map[schema.GroupKind]map[TargetKey][]*Policy
+	byNS     map[schema.GroupKind]map[string][]*Policy
 	grants   map[string][]*gatewayv1.ReferenceGrant
 }
 
@@ -116,6 +119,7 @@ func NewMemorySnapshot() *MemorySnapshot {
 		setsByGateway:   map[TargetKey][]*Object{},
 		policies:        map[policyID]*Policy{},
 		byTarget:        map[schema.GroupKind]map[TargetKey][]*Policy{},
+		byNS:            map[schema.GroupKind]map[string][]*Policy{},
 		grants:          map[string][]*gatewayv1.ReferenceGrant{},
 	}
 }
@@ -266,6 +270,10 @@ func (s *MemorySnapshot) PutPolicy(p *Policy) {
 	for _, key := range uniqueKeys(p) {
 		idx[key] = append(idx[key], p)
 	}
+	if s.byNS[id.kind] == nil {
+		s.byNS[id.kind] = map[string][]*Policy{}
+	}
+	s.byNS[id.kind][p.Namespace] = append(s.byNS[id.kind][p.Namespace], p)
 }
 
 // RemovePolicy deletes a policy and its index entries.
@@ -276,6 +284,13 @@ func (s *MemorySnapshot) RemovePolicy(kind schema.GroupKind, namespace, name str
 		return
 	}
 	delete(s.policies, id)
+	inNS := s.byNS[kind][namespace]
+	for i, q := range inNS {
+		if q == old {
+			s.byNS[kind][namespace] = append(inNS[:i:i], inNS[i+1:]...)
+			break
+		}
+	}
 	idx := s.byTarget[kind]
 	for _, key := range uniqueKeys(old) {
 		list := idx[key]
@@ -324,6 +339,11 @@ func (s *MemorySnapshot) Object(key TargetKey) (*Object, bool) {
 // PoliciesAt implements Snapshot.
 func (s *MemorySnapshot) PoliciesAt(kind schema.GroupKind, key TargetKey) []*Policy {
 	return s.byTarget[kind][key]
+}
+
+// PoliciesIn implements Snapshot.
+func (s *MemorySnapshot) PoliciesIn(kind schema.GroupKind, namespace string) []*Policy {
+	return s.byNS[kind][namespace]
 }
 
 // ReferenceGrants implements Snapshot.

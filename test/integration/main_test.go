@@ -175,7 +175,7 @@ func validatingConfig() *admissionregv1.ValidatingWebhookConfiguration {
 			ClientConfig: admissionregv1.WebhookClientConfig{
 				Service: &admissionregv1.ServiceReference{Namespace: "policyattachment-system", Name: "webhook", Path: &path},
 			},
-			Rules: policyRules(),
+			Rules: append(policyRules(), deleteRules()),
 		}},
 	}
 }
@@ -186,4 +186,16 @@ func testLogger() logr.Logger {
 		return logr.Discard()
 	}
 	return zap.New(zap.WriteTo(os.Stderr))
+}
+
+// deleteRules let deletions of policies and ReferenceGrants carry their impact warnings.
+func deleteRules() admissionregv1.RuleWithOperations {
+	return admissionregv1.RuleWithOperations{
+		Operations: []admissionregv1.OperationType{admissionregv1.Delete},
+		Rule: admissionregv1.Rule{
+			APIGroups:   []string{"policies.controller.io", "gateway.networking.k8s.io"},
+			APIVersions: []string{"*"},
+			Resources:   []string{"colorpolicies", "backendtlspolicies", "referencegrants"},
+		},
+	}
 }

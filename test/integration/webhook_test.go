@@ -33,6 +33,15 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
 	w.list = append(w.list, text)
 }
 
+// take returns the warnings received so far and forgets them.
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
 func newClient(t *testing.T) (client.Client, *warnings) {
 	t.Helper()
 	w := &warnings{}
@@ -96,7 +105,7 @@ metadata: {name: early, namespace: warnings}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: not-yet}]
   color: red`)))
-	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute warnings/not-yet not found; the policy takes effect once it exists"}, w.list)
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute warnings/not-yet not found; the policy takes effect once it exists"}, w.take())
 }
 
 // TestSequentialApply is `kubectl apply -f` of a file with two conflicting policies: the
@@ -193,4 +202,38 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	require.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(policy), stored))
 	assert.Equal(t, "Atomic defaults on Gateway impact/gw: enforced on 1 of 1 path", stored.GetAnnotations()["policyattachment.io/impact-summary"])
 	assert.Contains(t, stored.GetAnnotations()["policyattachment.io/impact"], `"status":"Enforced","contexts":1`)
+}
+
+// TestDeletionWarnsWhatItAffects deletes a ReferenceGrant an accepted policy relies on,
+// then the policy: both deletions are allowed, each with its warning.
+func TestDeletionWarnsWhatItAffects(t *testing.T) {
+	cl, w := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "del-infra")
+	namespace(t, cl, "del-app")
+	grant := object(t, `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: colors, namespace: del-infra}
+spec:
+  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: del-app}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]`)
+	require.NoError(t, cl.Create(ctx, grant))
+	policy := object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: shared, namespace: del-app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: del-infra}]
+  overrides: {color: red}`)
+	require.Eventually(t, func() bool { return cl.Create(ctx, policy.DeepCopy()) == nil }, 10*time.Second, 50*time.Millisecond,
+		"admitted once the informer has seen the grant")
+	require.Eventually(t, func() bool {
+		return cl.Delete(ctx, grant.DeepCopy(), client.DryRunAll) == nil && len(w.take()) == 1
+	}, 10*time.Second, 50*time.Millisecond, "the informer has seen the policy")
+	require.NoError(t, cl.Delete(ctx, grant))
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant del-infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy del-app/shared; controllers may stop enforcing it and the next update of it will be denied"}, w.take())
+
+	require.NoError(t, cl.Delete(ctx, policy))
+	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy del-app/shared removes atomic overrides that reach no paths"}, w.take())
 }

@@ -1,0 +1,57 @@
+package admission
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+func deleteReview(t *testing.T, group, kind, namespace, name, old string) admission.Request {
+	t.Helper()
+	req := review(t, admissionv1.Delete, group, kind, old)
+	req.Namespace, req.Name = namespace, name
+	req.OldObject = runtime.RawExtension{Raw: req.Object.Raw}
+	req.Object = runtime.RawExtension{}
+	return req
+}
+
+func TestDeletionWarnings(t *testing.T) {
+	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	for _, obj := range []string{
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "infra"},
+		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}`,
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r1", "namespace": "app"},
+		  "spec": {"parentRefs": [{"name": "gw", "namespace": "infra"}], "rules": [{"backendRefs": [{"name": "b1", "port": 80}]}, {"backendRefs": [{"name": "b2", "port": 80}]}]}}`,
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r2", "namespace": "web"},
+		  "spec": {"parentRefs": [{"name": "gw", "namespace": "infra"}], "rules": [{"backendRefs": [{"name": "b3", "port": 80}]}]}}`,
+		`{"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
+		  "spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`,
+		`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "shared", "namespace": "app"},
+		  "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "overrides": {"color": "red"}}}`,
+	} {
+		o := decodeJSON(t, obj)
+		store.Upsert(groupKindOfJSON(o), o)
+	}
+	v := &Validator{Store: store}
+
+	resp := v.Handle(context.Background(), deleteReview(t, "policies.controller.io", "ColorPolicy", "app", "shared", `{"metadata": {"name": "shared", "namespace": "app"}}`))
+	require.True(t, resp.Allowed)
+	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy app/shared removes atomic overrides from 3 paths in 2 namespaces; it is enforced on 3 of them"}, resp.Warnings)
+
+	resp = v.Handle(context.Background(), deleteReview(t, "gateway.networking.k8s.io", "ReferenceGrant", "infra", "colors", `{
+		"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
+		"spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`))
+	require.True(t, resp.Allowed)
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy app/shared; controllers may stop enforcing it and the next update of it will be denied"}, resp.Warnings)
+
+	resp = v.Handle(context.Background(), deleteReview(t, "", "ConfigMap", "app", "x", `{"metadata": {"name": "x"}}`))
+	assert.True(t, resp.Allowed)
+	assert.Empty(t, resp.Warnings)
+}
