@@ -237,3 +237,93 @@ spec:
 	require.NoError(t, cl.Delete(ctx, policy))
 	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy del-app/shared removes atomic overrides that reach no paths"}, w.take())
 }
+
+// TestPolicyCRDInstalledWhileRunning installs a CRD labelled as a Direct policy kind after
+// the webhook started: it gets a row and an informer, and its same-target conflicts are
+// denied. (The webhook configuration names the new resource, as an operator would add it.)
+func TestPolicyCRDInstalledWhileRunning(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "discovered")
+	require.NoError(t, cl.Create(ctx, object(t, `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: retrypolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: RetryPolicy, listKind: RetryPolicyList, plural: retrypolicies, singular: retrypolicy}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`)))
+	addResourceToWebhook(t, cl, "example.com", "retrypolicies")
+
+	retry := func(name string) *unstructured.Unstructured {
+		return object(t, `
+apiVersion: example.com/v1
+kind: RetryPolicy
+metadata: {name: `+name+`, namespace: discovered}
+spec:
+  targetRefs: [{group: "", kind: Service, name: api}]
+  retries: 3`)
+	}
+	require.Eventually(t, func() bool { return cl.Create(ctx, retry("first")) == nil }, 20*time.Second, 100*time.Millisecond)
+	var err error
+	require.Eventually(t, func() bool {
+		err = cl.Create(ctx, retry("second"), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "Conflicted")
+	}, 20*time.Second, 100*time.Millisecond, "last answer: %v", err)
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: RetryPolicy.example.com "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service discovered/api already has RetryPolicy discovered/first; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, err.Error())
+}
+
+// addResourceToWebhook adds a resource to the validating webhook's first rule.
+func addResourceToWebhook(t *testing.T, cl client.Client, group, resource string) {
+	t.Helper()
+	ctx := context.Background()
+	cfgObj := &unstructured.Unstructured{}
+	cfgObj.SetAPIVersion("admissionregistration.k8s.io/v1")
+	cfgObj.SetKind("ValidatingWebhookConfiguration")
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Name: "policyattachment"}, cfgObj))
+	hooks, _, _ := unstructured.NestedSlice(cfgObj.Object, "webhooks")
+	hook := hooks[0].(map[string]any)
+	ruleList := hook["rules"].([]any)
+	rule := ruleList[0].(map[string]any)
+	rule["apiGroups"] = append(rule["apiGroups"].([]any), group)
+	rule["resources"] = append(rule["resources"].([]any), resource)
+	require.NoError(t, unstructured.SetNestedSlice(cfgObj.Object, hooks, "webhooks"))
+	require.NoError(t, cl.Update(ctx, cfgObj))
+}
+
+// TestUpdate judges an UPDATE against everyone but the object's own stored version.
+func TestUpdate(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "updates")
+	mk := func(name, color string) *unstructured.Unstructured {
+		return object(t, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: `+name+`, namespace: updates}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  color: `+color)
+	}
+	a := mk("a", "red")
+	require.NoError(t, cl.Create(ctx, a))
+	b := mk("b", "red") // the same value at one level: no conflict
+	require.NoError(t, cl.Create(ctx, b))
+
+	a.Object["spec"].(map[string]any)["color"] = "red" // unchanged: never conflicts with itself
+	require.NoError(t, cl.Update(ctx, a))
+	b.Object["spec"].(map[string]any)["color"] = "blue"
+	err := cl.Update(ctx, b)
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ColorPolicy.policies.controller.io "b" is invalid: spec: Forbidden: Conflicted: ColorPolicy updates/a on HTTPRoute updates/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`, denial(err))
+}
