@@ -22,10 +22,12 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/certs"
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
@@ -33,10 +35,49 @@ import (
 const WebhookName = "validate.policyattachment.io"
 
 var (
-	cfg     *rest.Config
-	baseURL string
-	tlsConf *tls.Config
+	cfg       *rest.Config
+	baseURL   string
+	tlsConf   *tls.Config
+	servingCA *certs.CA
+	certDir   string
+	serveHost string
 )
+
+// rotateServingCert issues a new leaf from the test CA into the server's cert folder.
+func rotateServingCert() error {
+	certPEM, keyPEM, err := servingCA.Issue([]string{"localhost"}, []net.IP{net.ParseIP(serveHost)}, time.Hour)
+	if err != nil {
+		return fmt.Errorf("issuing a serving certificate: %w", err)
+	}
+	return certs.WriteKeyPair(certDir, certPEM, keyPEM)
+}
+
+// trustCA sets the caBundle of both webhook configurations.
+func trustCA(caPEM []byte) error {
+	cl, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	v := &admissionregv1.ValidatingWebhookConfiguration{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: "policyattachment"}, v); err != nil {
+		return err
+	}
+	for i := range v.Webhooks {
+		v.Webhooks[i].ClientConfig.CABundle = caPEM
+	}
+	if err := cl.Update(ctx, v); err != nil {
+		return err
+	}
+	m := &admissionregv1.MutatingWebhookConfiguration{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: "policyattachment"}, m); err != nil {
+		return err
+	}
+	for i := range m.Webhooks {
+		m.Webhooks[i].ClientConfig.CABundle = caPEM
+	}
+	return cl.Update(ctx, m)
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
@@ -74,6 +115,22 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 
 	opts := env.WebhookInstallOptions
+	// Serve with certificates from our own CA, as cert-manager would: the CA stays, the
+	// leaf rotates (TestCertRotation).
+	if servingCA, err = certs.NewCA("policyattachment-test-ca", time.Hour); err != nil {
+		fmt.Println("integration: making a CA:", err)
+		return 1
+	}
+	certDir = opts.LocalServingCertDir
+	serveHost = opts.LocalServingHost
+	if err := rotateServingCert(); err != nil {
+		fmt.Println("integration:", err)
+		return 1
+	}
+	if err := trustCA(servingCA.CertPEM); err != nil {
+		fmt.Println("integration: setting the webhooks' caBundle:", err)
+		return 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, err := admission.NewServer(cfg, admission.Options{
@@ -88,7 +145,7 @@ func run(m *testing.M) int {
 	go func() { done <- srv.Start(ctx) }()
 
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(opts.LocalServingCAData)
+	pool.AppendCertsFromPEM(servingCA.CertPEM)
 	tlsConf = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	baseURL = "https://" + net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
 	if err := waitReady(); err != nil {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -326,4 +327,58 @@ spec:
 	b.Object["spec"].(map[string]any)["color"] = "blue"
 	err := cl.Update(ctx, b)
 	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ColorPolicy.policies.controller.io "b" is invalid: spec: Forbidden: Conflicted: ColorPolicy updates/a on HTTPRoute updates/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`, denial(err))
+}
+
+// servingSerial returns the serial number of the certificate the webhook serves now.
+func servingSerial(t *testing.T) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(baseURL, "https://"), tlsConf)
+	require.NoError(t, err)
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+}
+
+// TestCertRotation replaces the serving certificate three times during a steady stream of
+// reviews through the API server: no request fails, and the new certificate is served.
+func TestCertRotation(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "rotation")
+	before := servingSerial(t)
+
+	stop := make(chan struct{})
+	var failures, sent int
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := object(t, fmt.Sprintf(`
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: steady-%d, namespace: rotation}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}`, i))
+			sent++
+			if err := cl.Create(ctx, p, client.DryRunAll); err != nil {
+				failures++
+				t.Logf("request %d failed: %v", i, err)
+			}
+		}
+	}()
+	for r := 0; r < 3; r++ {
+		time.Sleep(300 * time.Millisecond)
+		require.NoError(t, rotateServingCert())
+	}
+	require.Eventually(t, func() bool { return servingSerial(t) != before }, 20*time.Second, 100*time.Millisecond,
+		"the rotated certificate is served")
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	assert.Zero(t, failures, "of %d requests", sent)
+	assert.Greater(t, sent, 10)
 }
