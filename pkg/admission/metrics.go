@@ -21,6 +21,10 @@ var (
 		Name: "policyattachment_reviews_in_flight",
 		Help: "Admission reviews being answered now.",
 	})
+	liveReadErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_live_read_errors_total",
+		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
+	})
 	reservationsExpired = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_reservations_expired_total",
 		Help: "Admitted policies whose informer event never came (another webhook or the API server rejected the write).",
@@ -28,5 +32,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired)
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors)
 }

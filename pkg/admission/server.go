@@ -100,7 +100,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, watched: map[schema.GroupKind]bool{}}
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	hooks = mgr.GetWebhookServer()
-	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: s.store}}))
+	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: s.store, Live: mgr.GetAPIReader()}}))
 	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: s.store}}))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

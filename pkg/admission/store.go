@@ -131,6 +131,21 @@ func (s *Store) Predict(p *rules.Policy) rules.Impact {
 	return im
 }
 
+// HasOthersAt reports whether the store holds another policy of p's kind at any of p's
+// attachment points.
+func (s *Store) HasOthersAt(p *rules.Policy) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, ref := range p.TargetRefs {
+		for _, q := range s.snap.PoliciesAt(p.GroupKind(), p.Key(ref)) {
+			if q.Namespace != p.Namespace || q.Name != p.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // DeletionWarning describes what deleting a stored policy removes ("" if it is not stored).
 func (s *Store) DeletionWarning(gk schema.GroupKind, namespace, name string) string {
 	s.mu.RLock()

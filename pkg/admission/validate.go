@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -22,6 +23,8 @@ import (
 // Validator answers validating admission reviews for every policy kind in the store's table.
 type Validator struct {
 	Store *Store
+	// Live reads from the API server when the cache may be behind; nil reads the cache only.
+	Live client.Reader
 }
 
 var _ admission.Handler = (*Validator)(nil)
@@ -41,6 +44,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	dryRun := req.DryRun != nil && *req.DryRun
+	v.confirmFromAPIServer(ctx, schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}, rreq.Policy)
 	return Response(gk, rreq, v.Store.Judge(rreq, !dryRun))
 }
 

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,13 +14,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // warnings collects the warnings the API server passes on to the client.
@@ -381,4 +386,37 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	wg.Wait()
 	assert.Zero(t, failures, "of %d requests", sent)
 	assert.Greater(t, sent, 10)
+}
+
+// TestSecondReplicaReadsLive judges with a second replica whose cache has never seen the
+// first policy (it has no informers at all): its live read of the API server still finds
+// the first policy, so the conflicting second one is denied.
+func TestSecondReplicaReadsLive(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "replicas")
+	first := object(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: first, namespace: replicas}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
+  validation: {hostname: b1.replicas.svc, wellKnownCACertificates: System}`)
+	require.NoError(t, cl.Create(ctx, first))
+
+	reader, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	replica := &admission.Validator{Store: admission.NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot()), Live: reader}
+	second := first.DeepCopy()
+	second.SetName("second")
+	second.SetResourceVersion("")
+	raw, err := json.Marshal(second.Object)
+	require.NoError(t, err)
+	resp := replica.Handle(ctx, ctrladmission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "1", Operation: admissionv1.Create, Namespace: "replicas", Name: "second",
+		Kind:   metav1.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "BackendTLSPolicy"},
+		Object: runtime.RawExtension{Raw: raw},
+	}})
+	require.False(t, resp.Allowed)
+	assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service replicas/b1 section https already has BackendTLSPolicy replicas/first; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, resp.Result.Message)
 }

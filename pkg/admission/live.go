@@ -1,0 +1,45 @@
+package admission
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// LiveReadTimeout bounds the live read of one review, well inside the webhook timeout, so
+// the webhook always answers: past it, the review is judged on the cache alone.
+const LiveReadTimeout = 2 * time.Second
+
+// confirmFromAPIServer closes the gap between replicas: when the cache holds no other
+// policy of the kind at any of p's attachment points (the moment a just-admitted policy
+// may not have reached this replica's informer yet), it lists that kind in the namespaces
+// concerned straight from the API server and feeds what it finds into the store.
+func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVersionKind, p *rules.Policy) {
+	if v.Live == nil || v.Store.HasOthersAt(p) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, LiveReadTimeout)
+	defer cancel()
+	namespaces := map[string]bool{p.Namespace: true}
+	for _, ref := range p.TargetRefs {
+		if key := p.Key(ref); key.Namespace != "" {
+			namespaces[key.Namespace] = true
+		}
+	}
+	for ns := range namespaces {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := v.Live.List(ctx, list, client.InNamespace(ns)); err != nil {
+			liveReadErrors.Inc()
+			return // judged on the cache; the informer catches up
+		}
+		for i := range list.Items {
+			v.Store.Upsert(gvk.GroupKind(), list.Items[i].Object)
+		}
+	}
+}
