@@ -16,7 +16,11 @@ build: ## Build bin/webhook
 	$(GO) build -o $(BIN) ./cmd/webhook
 
 .PHONY: run
-run: build ## Judge the policies in examples/ offline (webhook check); denials there are expected
+run: ## Start a local control plane + the webhook, apply examples/, keep serving (Ctrl-C stops)
+	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/localcluster -f $(EXAMPLES)
+
+.PHONY: check-examples
+check-examples: build ## Judge the policies in examples/ offline (webhook check); denials there are expected
 	@./$(BIN) check -f $(EXAMPLES); code=$$?; \
 	if [ $$code -gt 1 ]; then exit $$code; fi; \
 	echo "(exit code $$code: 0 all allowed, 1 some denied, 2 unusable input)"

@@ -1,0 +1,133 @@
+// Command localcluster is `make run`: it starts a real local control plane (kube-apiserver
+// + etcd, no Docker), installs the Gateway API and test policy CRDs and the webhook
+// configurations, runs the webhook, applies manifests in order printing what kubectl would
+// print, then keeps serving until Ctrl-C with a kubeconfig for you to use.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/internal/localcluster"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+func main() {
+	var files stringList
+	flag.Var(&files, "f", "file or folder of manifests to apply in order (repeatable)")
+	kubeconfig := flag.String("kubeconfig-out", ".local/kubeconfig", "where to write the kubeconfig of the local cluster")
+	crds := flag.String("crds", "test/crds", "folder of extra CRDs to install (the policy kinds)")
+	flag.Parse()
+	if err := run(files, *kubeconfig, *crds); err != nil {
+		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(files []string, kubeconfig, crds string) error {
+	docs, err := manifests.Read(files, os.Stdin)
+	if err != nil && len(files) > 0 {
+		return err
+	}
+	fmt.Println("Starting kube-apiserver and etcd...")
+	cluster, err := localcluster.Start(crds)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("Stopping the control plane...")
+		_ = cluster.Stop()
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done, err := cluster.StartWebhook(ctx, rules.BuiltinKindTable(), logr.Discard())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("The webhook serves %s; applying %d objects.\n\n", cluster.BaseURL, len(docs))
+	if err := apply(ctx, cluster.Config, docs); err != nil {
+		return err
+	}
+	if err := cluster.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	fmt.Printf("\nThe cluster and the webhook keep running. In another shell:\n"+
+		"  export KUBECONFIG=%s\n  kubectl get colorpolicies -A -o yaml   # the impact annotations\n"+
+		"  kubectl apply -f examples/50-conflicted.yaml\nCtrl-C stops everything.\n", kubeconfig)
+	<-ctx.Done()
+	return <-done
+}
+
+// apply creates each document in order and prints what kubectl prints.
+func apply(ctx context.Context, cfg *rest.Config, docs []manifests.Document) error {
+	var warnings []string
+	c := rest.CopyConfig(cfg)
+	c.WarningHandler = warningFunc(func(text string) { warnings = append(warnings, text) })
+	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
+	if err != nil {
+		return err
+	}
+	for i, d := range docs {
+		obj := &unstructured.Unstructured{Object: d.Object}
+		gv, _ := schema.ParseGroupVersion(obj.GetAPIVersion())
+		if obj.GetNamespace() == "" && namespaced(cl, obj) {
+			obj.SetNamespace("default")
+		}
+		name := strings.ToLower(obj.GetKind())
+		if gv.Group != "" {
+			name += "." + gv.Group
+		}
+		name += "/" + obj.GetName()
+		warnings = nil
+		err := cl.Create(ctx, obj)
+		for _, w := range warnings {
+			fmt.Printf("Warning: %s\n", w)
+		}
+		var status apierrors.APIStatus
+		switch {
+		case err == nil:
+			fmt.Printf("%s created\n", name)
+		case apierrors.IsAlreadyExists(err):
+			fmt.Printf("%s unchanged\n", name)
+		case errors.As(err, &status):
+			fmt.Printf("Error from server (%s): error when creating %q: %s\n", status.Status().Reason, d.Source, err)
+		default:
+			return fmt.Errorf("%s: %w", d.Where(), err)
+		}
+		// Let the webhook's informers see the topology before the policies that follow.
+		if i+1 < len(docs) && docs[i+1].Source != d.Source {
+			time.Sleep(time.Second)
+		}
+	}
+	return nil
+}
+
+func namespaced(cl client.Client, obj *unstructured.Unstructured) bool {
+	ok, err := cl.IsObjectNamespaced(obj)
+	return err == nil && ok
+}
+
+type warningFunc func(string)
+
+func (f warningFunc) HandleWarningHeader(_ int, _ string, text string) { f(text) }
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

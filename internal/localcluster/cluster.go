@@ -1,0 +1,234 @@
+// Package localcluster runs a real local control plane (kube-apiserver + etcd through
+// controller-runtime's envtest) with the Gateway API CRDs, the test policy CRDs and the
+// webhook configurations, and the webhook in-process. The integration tests and `make run`
+// share it.
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/certs"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// Webhook names, as kubectl prints them in denials.
+const (
+	ValidatingName = "validate.policyattachment.io"
+	MutatingName   = "mutate.policyattachment.io"
+	configName     = "policyattachment"
+)
+
+// Cluster is a running local control plane with the webhook configurations installed.
+type Cluster struct {
+	Config  *rest.Config
+	BaseURL string      // https://host:port of the webhook
+	TLS     *tls.Config // trusts the webhook's CA
+
+	env     *envtest.Environment
+	ca      *certs.CA
+	certDir string
+	host    string
+	port    int
+}
+
+// Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS, installs the CRDs found
+// under crdDirs (plus the Gateway API experimental CRDs) and the webhook configurations,
+// and writes serving certificates from a fresh CA.
+func Start(crdDirs ...string) (*Cluster, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `bash hack/control-plane.sh` and export its output")
+	}
+	gatewayAPI, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		return nil, fmt.Errorf("locating the gateway-api module: %w", err)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     append([]string{filepath.Join(strings.TrimSpace(string(gatewayAPI)), "config", "crd", "experimental")}, crdDirs...),
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{validatingConfig()},
+			MutatingWebhooks:   []*admissionregv1.MutatingWebhookConfiguration{mutatingConfig()},
+		},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	c := &Cluster{Config: cfg, env: env, certDir: env.WebhookInstallOptions.LocalServingCertDir,
+		host: env.WebhookInstallOptions.LocalServingHost, port: env.WebhookInstallOptions.LocalServingPort}
+	c.BaseURL = "https://" + net.JoinHostPort(c.host, strconv.Itoa(c.port))
+	// Our own CA, as cert-manager would run it: the CA stays, the leaf may rotate.
+	if c.ca, err = certs.NewCA("policyattachment-local-ca", 24*time.Hour); err != nil {
+		return nil, c.stopWith(fmt.Errorf("making a CA: %w", err))
+	}
+	if err := c.RotateServingCert(); err != nil {
+		return nil, c.stopWith(err)
+	}
+	if err := c.trustCA(); err != nil {
+		return nil, c.stopWith(fmt.Errorf("setting the webhooks' caBundle: %w", err))
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.ca.CertPEM)
+	c.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return c, nil
+}
+
+func (c *Cluster) stopWith(err error) error {
+	_ = c.env.Stop()
+	return err
+}
+
+// Stop stops the control plane.
+func (c *Cluster) Stop() error { return c.env.Stop() }
+
+// StartWebhook runs the webhook in-process and waits until it is ready. The returned
+// channel yields Start's result once ctx ends.
+func (c *Cluster) StartWebhook(ctx context.Context, table *rules.KindTable, log logr.Logger) (<-chan error, error) {
+	ctrllog.SetLogger(log) // controller-runtime's own components (certwatcher) log through it
+	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	return done, c.waitReady(30 * time.Second)
+}
+
+func (c *Cluster) waitReady(timeout time.Duration) error {
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: c.TLS}, Timeout: time.Second}
+	var last error
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := hc.Get(c.BaseURL + admission.PathReadyz)
+		if err != nil {
+			last = err
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+		last = fmt.Errorf("status %s", resp.Status)
+	}
+	return fmt.Errorf("the webhook was not ready within %s: %v", timeout, last)
+}
+
+// RotateServingCert issues a new serving certificate from the cluster's CA.
+func (c *Cluster) RotateServingCert() error {
+	certPEM, keyPEM, err := c.ca.Issue([]string{"localhost"}, []net.IP{net.ParseIP(c.host)}, 24*time.Hour)
+	if err != nil {
+		return fmt.Errorf("issuing a serving certificate: %w", err)
+	}
+	return certs.WriteKeyPair(c.certDir, certPEM, keyPEM)
+}
+
+// WriteKubeconfig writes a kubeconfig for the cluster's admin user.
+func (c *Cluster) WriteKubeconfig(path string) error {
+	user, err := c.env.ControlPlane.AddUser(envtest.User{Name: "local-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+func (c *Cluster) trustCA() error {
+	cl, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	v := &admissionregv1.ValidatingWebhookConfiguration{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: configName}, v); err != nil {
+		return err
+	}
+	for i := range v.Webhooks {
+		v.Webhooks[i].ClientConfig.CABundle = c.ca.CertPEM
+	}
+	if err := cl.Update(ctx, v); err != nil {
+		return err
+	}
+	m := &admissionregv1.MutatingWebhookConfiguration{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: configName}, m); err != nil {
+		return err
+	}
+	for i := range m.Webhooks {
+		m.Webhooks[i].ClientConfig.CABundle = c.ca.CertPEM
+	}
+	return cl.Update(ctx, m)
+}
+
+// The resources the local webhook configurations cover: the built-in policy kinds whose
+// CRDs the local cluster installs, and ReferenceGrants for deletion warnings.
+var (
+	policyGroups    = []string{"policies.controller.io", "gateway.networking.k8s.io"}
+	policyResources = []string{"colorpolicies", "backendtlspolicies"}
+)
+
+func policyRules(ops ...admissionregv1.OperationType) admissionregv1.RuleWithOperations {
+	return admissionregv1.RuleWithOperations{
+		Operations: ops,
+		Rule:       admissionregv1.Rule{APIGroups: policyGroups, APIVersions: []string{"*"}, Resources: policyResources},
+	}
+}
+
+// servicePath returns the path envtest joins to the host with a "/".
+func servicePath(path string) *admissionregv1.ServiceReference {
+	p := strings.TrimPrefix(path, "/")
+	return &admissionregv1.ServiceReference{Namespace: "policyattachment-system", Name: "webhook", Path: &p}
+}
+
+func validatingConfig() *admissionregv1.ValidatingWebhookConfiguration {
+	fail, none, timeout := admissionregv1.Fail, admissionregv1.SideEffectClassNone, int32(5)
+	deletes := policyRules(admissionregv1.Delete)
+	deletes.Rule.Resources = append(append([]string(nil), policyResources...), "referencegrants")
+	return &admissionregv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: configName},
+		Webhooks: []admissionregv1.ValidatingWebhook{{
+			Name: ValidatingName, AdmissionReviewVersions: []string{"v1"}, SideEffects: &none,
+			FailurePolicy: &fail, TimeoutSeconds: &timeout,
+			ClientConfig: admissionregv1.WebhookClientConfig{Service: servicePath(admission.PathValidate)},
+			Rules:        []admissionregv1.RuleWithOperations{policyRules(admissionregv1.Create, admissionregv1.Update), deletes},
+		}},
+	}
+}
+
+// mutatingConfig uses Ignore: an annotation is never worth a failed write.
+func mutatingConfig() *admissionregv1.MutatingWebhookConfiguration {
+	ignore, none, timeout := admissionregv1.Ignore, admissionregv1.SideEffectClassNone, int32(5)
+	ifNeeded := admissionregv1.IfNeededReinvocationPolicy
+	return &admissionregv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: configName},
+		Webhooks: []admissionregv1.MutatingWebhook{{
+			Name: MutatingName, AdmissionReviewVersions: []string{"v1"}, SideEffects: &none,
+			FailurePolicy: &ignore, ReinvocationPolicy: &ifNeeded, TimeoutSeconds: &timeout,
+			ClientConfig: admissionregv1.WebhookClientConfig{Service: servicePath(admission.PathMutate)},
+			Rules:        []admissionregv1.RuleWithOperations{policyRules(admissionregv1.Create, admissionregv1.Update)},
+		}},
+	}
+}
