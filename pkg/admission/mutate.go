@@ -24,6 +24,9 @@ var _ admission.Handler = (*Mutator)(nil)
 
 // Handle implements controller-runtime's admission.Handler.
 func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Response {
+	if err := checkRequest(req); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}

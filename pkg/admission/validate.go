@@ -31,6 +31,9 @@ var _ admission.Handler = (*Validator)(nil)
 
 // Handle implements controller-runtime's admission.Handler.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if err := checkRequest(req); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
 	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
 	if req.Operation == admissionv1.Delete {
 		return v.deletion(gk, req)
@@ -46,6 +49,15 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	dryRun := req.DryRun != nil && *req.DryRun
 	v.confirmFromAPIServer(ctx, schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}, rreq.Policy)
 	return Response(gk, rreq, v.Store.Judge(rreq, !dryRun))
+}
+
+// checkRequest rejects a review that carries no request: answering "allowed" to an empty
+// review would let a broken client believe its write was checked.
+func checkRequest(req admission.Request) error {
+	if req.UID == "" || req.Kind.Kind == "" || req.Operation == "" {
+		return fmt.Errorf("the AdmissionReview carries no request (uid, kind and operation are required)")
+	}
+	return nil
 }
 
 // deletion allows every DELETE; for a policy, or a ReferenceGrant that accepted policies

@@ -1,0 +1,67 @@
+package admission
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// TestMalformedReviews sends bad bodies through the real HTTP handler: each gets a clear
+// answer, and none brings the handler down.
+func TestMalformedReviews(t *testing.T) {
+	handler := &webhook.Admission{Handler: &Validator{Store: NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}}
+	cases := map[string]struct {
+		contentType, body string
+		wantHTTP          int
+		wantCode          int32
+		wantMessage       string
+	}{
+		"not JSON": {
+			contentType: "application/json", body: "{not json", wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
+			wantMessage: "couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string",
+		},
+		"wrong content type": {
+			contentType: "text/plain", body: "{}", wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
+			wantMessage: "contentType=text/plain, expected application/json",
+		},
+		"a review without a request": {
+			contentType: "application/json", body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}`,
+			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest, wantMessage: "the AdmissionReview carries no request (uid, kind and operation are required)",
+		},
+		"a policy whose object is not JSON": {
+			contentType: "application/json",
+			body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "1", "operation": "CREATE",
+				"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"}, "namespace": "app", "name": "p",
+				"object": "a string"}}`,
+			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
+			wantMessage: "decoding ColorPolicy app/p: json: cannot unmarshal string into Go value of type map[string]interface {}",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, "/validate", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.contentType)
+			handler.ServeHTTP(rec, req)
+			require.Equal(t, tc.wantHTTP, rec.Code, rec.Body.String())
+			if tc.wantCode == 0 {
+				return
+			}
+			var review admissionv1.AdmissionReview
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &review))
+			require.NotNil(t, review.Response)
+			assert.False(t, review.Response.Allowed)
+			assert.Equal(t, tc.wantCode, review.Response.Result.Code)
+			assert.Equal(t, tc.wantMessage, review.Response.Result.Message)
+		})
+	}
+}
