@@ -186,8 +186,11 @@ func (c *Cluster) trustCA() error {
 // The resources the local webhook configurations cover: the built-in policy kinds whose
 // CRDs the local cluster installs, and ReferenceGrants for deletion warnings.
 var (
-	policyGroups    = []string{"policies.controller.io", "gateway.networking.k8s.io"}
-	policyResources = []string{"colorpolicies", "backendtlspolicies"}
+	policyGroups = []string{"policies.controller.io", "gateway.networking.k8s.io", "gateway.networking.x-k8s.io",
+		"gateway.envoyproxy.io", "kuadrant.io", "gateway.nginx.org"}
+	policyResources = []string{"colorpolicies", "backendtlspolicies", "xbackendtrafficpolicies",
+		"backendtrafficpolicies", "clienttrafficpolicies", "securitypolicies", "envoyextensionpolicies",
+		"authpolicies", "ratelimitpolicies", "dnspolicies", "tlspolicies", "clientsettingspolicies", "observabilitypolicies"}
 )
 
 func policyRules(ops ...admissionregv1.OperationType) admissionregv1.RuleWithOperations {

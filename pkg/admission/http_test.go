@@ -65,3 +65,19 @@ func TestMalformedReviews(t *testing.T) {
 		})
 	}
 }
+
+func TestReadyzWaitsForSync(t *testing.T) {
+	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		readyz(store).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	code, body := get()
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "informers have not synced yet\n", body)
+	store.SetReady()
+	code, body = get()
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok", body)
+}

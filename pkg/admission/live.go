@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,4 +43,39 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 			v.Store.Upsert(gvk.GroupKind(), list.Items[i].Object)
 		}
 	}
+}
+
+// dropDeleted verifies, live, the policies a Conflicted verdict may rest on, and removes from
+// the store those the API server no longer has or is deleting (the informer has not caught
+// up yet). It reports whether it removed any, so the review is judged again.
+func (v *Validator) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind, p *rules.Policy) bool {
+	if v.Live == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, LiveReadTimeout)
+	defer cancel()
+	dropped := false
+	for _, q := range v.Store.Others(p) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		err := v.Live.Get(ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
+		switch {
+		case apierrors.IsNotFound(err), err == nil && u.GetDeletionTimestamp() != nil:
+			v.Store.Remove(gvk.GroupKind(), q.Namespace, q.Name)
+			dropped = true
+		case err != nil:
+			liveReadErrors.Inc()
+			return dropped
+		}
+	}
+	return dropped
+}
+
+func hasReason(v rules.Verdict, reason string) bool {
+	for _, e := range v.Denials {
+		if rules.ReasonOf(e) == reason {
+			return true
+		}
+	}
+	return false
 }

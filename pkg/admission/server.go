@@ -103,15 +103,21 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: s.store, Live: mgr.GetAPIReader()}}))
 	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: s.store}}))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
-	hooks.Register(PathReadyz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if !s.store.Ready() {
+	hooks.Register(PathReadyz, readyz(s.store))
+	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	return s, nil
+}
+
+// readyz answers 200 only once every informer the rules read has synced: before that, a
+// review would be judged against a partial view of the cluster.
+func readyz(store *Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !store.Ready() {
 			http.Error(w, "informers have not synced yet", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
-	}))
-	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
-	return s, nil
+	})
 }
 
 // Store returns the server's store.

@@ -24,6 +24,9 @@ type Store struct {
 	table    *rules.KindTable
 	snap     *rules.MemorySnapshot
 	reserved map[policyID]time.Time
+	// deleting marks policies whose DELETE this webhook admitted: they had been stored, so
+	// a live read that no longer finds them proves them gone even if still reserved.
+	deleting map[policyID]time.Time
 	ready    atomic.Bool
 	now      func() time.Time
 	// changedAt is when the state last changed; impact annotations are "observed at" it, so
@@ -41,7 +44,7 @@ const ReservationTTL = 30 * time.Second
 
 // NewStore returns a store over a kind table and an initial snapshot.
 func NewStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
-	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, now: time.Now}
+	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, deleting: map[policyID]time.Time{}, now: time.Now}
 }
 
 // Row returns the kind row for a policy kind.
@@ -97,6 +100,7 @@ func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 	if _, ok := s.table.Lookup(gk); ok {
 		s.snap.RemovePolicy(gk, namespace, name)
 		delete(s.reserved, policyID{gk, namespace, name})
+		delete(s.deleting, policyID{gk, namespace, name})
 		return
 	}
 	if gk == (schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}) {
@@ -112,6 +116,11 @@ func (s *Store) ExpireReservations() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
+	for id, at := range s.deleting {
+		if s.now().Sub(at) > ReservationTTL {
+			delete(s.deleting, id)
+		}
+	}
 	for id, at := range s.reserved {
 		if s.now().Sub(at) > ReservationTTL {
 			s.snap.RemovePolicy(id.kind, id.namespace, id.name)
@@ -129,6 +138,38 @@ func (s *Store) Predict(p *rules.Policy) rules.Impact {
 	im := rules.ImpactOf(rules.WithPolicy(s.snap, p), p, nil)
 	im.ObservedAt = s.changedAt.UTC().Format(time.RFC3339)
 	return im
+}
+
+// MarkDeleting records that this webhook admitted the DELETE of a policy.
+func (s *Store) MarkDeleting(gk schema.GroupKind, namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleting[policyID{gk, namespace, name}] = s.now()
+}
+
+// Others returns the policies of p's kind at p's attachment points, other than p, that a
+// live read may verify: those the informer confirmed, or whose DELETE was admitted. A
+// reservation of a create still in flight is never verifiable (it is not stored yet).
+func (s *Store) Others(p *rules.Policy) []*rules.Policy {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*rules.Policy
+	seen := map[policyID]bool{}
+	for _, ref := range p.TargetRefs {
+		for _, q := range s.snap.PoliciesAt(p.GroupKind(), p.Key(ref)) {
+			id := idOf(q)
+			if seen[id] || (q.Namespace == p.Namespace && q.Name == p.Name) {
+				continue
+			}
+			seen[id] = true
+			_, reserved := s.reserved[id]
+			_, deleting := s.deleting[id]
+			if !reserved || deleting {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
 }
 
 // HasOthersAt reports whether the store holds another policy of p's kind at any of p's

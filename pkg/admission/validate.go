@@ -47,8 +47,13 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	dryRun := req.DryRun != nil && *req.DryRun
-	v.confirmFromAPIServer(ctx, schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}, rreq.Policy)
-	return Response(gk, rreq, v.Store.Judge(rreq, !dryRun))
+	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
+	v.confirmFromAPIServer(ctx, gvk, rreq.Policy)
+	verdict := v.Store.Judge(rreq, !dryRun)
+	if hasReason(verdict, rules.ReasonConflicted) && v.dropDeleted(ctx, gvk, rreq.Policy) {
+		verdict = v.Store.Judge(rreq, !dryRun) // the conflict was with a policy already gone
+	}
+	return Response(gk, rreq, verdict)
 }
 
 // checkRequest rejects a review that carries no request: answering "allowed" to an empty
@@ -75,6 +80,9 @@ func (v *Validator) deletion(gk schema.GroupKind, req admission.Request) admissi
 	default:
 		if _, ok := v.Store.Row(gk); ok {
 			warning = v.Store.DeletionWarning(gk, req.Namespace, req.Name)
+			if req.DryRun == nil || !*req.DryRun {
+				v.Store.MarkDeleting(gk, req.Namespace, req.Name)
+			}
 		}
 	}
 	if warning != "" {

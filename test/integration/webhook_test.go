@@ -420,3 +420,70 @@ spec:
 	require.False(t, resp.Allowed)
 	assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service replicas/b1 section https already has BackendTLSPolicy replicas/first; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, resp.Result.Message)
 }
+
+// TestConcurrentPair sends two conflicting policies at once through the API server, 20
+// times: exactly one of each pair is admitted.
+func TestConcurrentPair(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "concurrent")
+	for run := 0; run < 20; run++ {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = cl.Create(ctx, object(t, fmt.Sprintf(`
+apiVersion: kuadrant.io/v1
+kind: DNSPolicy
+metadata: {name: dns-%d-%d, namespace: concurrent}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw-%d, sectionName: https}
+  providerRefs: [{name: route53}]`, run, i, run)))
+			}()
+		}
+		wg.Wait()
+		admitted := 0
+		for _, err := range errs {
+			if err == nil {
+				admitted++
+			} else {
+				assert.Contains(t, err.Error(), "Conflicted: Gateway concurrent/gw-")
+			}
+		}
+		require.Equal(t, 1, admitted, "run %d: %v", run, errs)
+	}
+}
+
+// TestBuiltinKindsThroughTheAPIServer sends one bad policy of several built-in kinds.
+func TestBuiltinKindsThroughTheAPIServer(t *testing.T) {
+	cl, _ := newClient(t)
+	namespace(t, cl, "kinds")
+	cases := map[string]string{
+		`
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
+metadata: {name: both, namespace: kinds}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: api}
+  limits: {a: {rates: [{limit: 1, window: 1s}]}}
+  overrides: {strategy: merge, limits: {b: {rates: [{limit: 2, window: 1s}]}}}`: "admission webhook \"validate.policyattachment.io\" denied the request: RateLimitPolicy.kuadrant.io \"both\" is invalid: spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with bare rules (`limits`); a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides`",
+		`
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: basic, namespace: kinds}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: api}]
+  basicAuth: {users: {name: htpasswd, namespace: secrets}}`: `admission webhook "validate.policyattachment.io" denied the request: SecurityPolicy.gateway.envoyproxy.io "basic" is invalid: spec.basicAuth.users.namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace "secrets" lets SecurityPolicy from namespace "kinds" reference Secret "htpasswd"`,
+		`
+apiVersion: gateway.nginx.org/v1alpha2
+kind: ObservabilityPolicy
+metadata: {name: trace, namespace: kinds}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]`: `admission webhook "validate.policyattachment.io" denied the request: ObservabilityPolicy.gateway.nginx.org "trace" is invalid: spec.targetRefs[0].kind: Unsupported value: "gateway.networking.k8s.io/Gateway": InvalidTargetRef: supported values: "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/GRPCRoute"`,
+	}
+	for doc, want := range cases {
+		assert.Equal(t, want, denial(cl.Create(context.Background(), object(t, doc))))
+	}
+}
