@@ -16,8 +16,12 @@ build: ## Build bin/webhook
 	$(GO) build -o $(BIN) ./cmd/webhook
 
 .PHONY: run
-run: ## Start a local control plane + the webhook, apply examples/, keep serving (Ctrl-C stops)
+run: ## Start a local control plane + the webhook, apply examples/, keep serving (Ctrl-C stops); CLUSTER=current uses $KUBECONFIG's cluster
+ifeq ($(CLUSTER),current)
+	$(GO) run ./hack/localcluster -current -f $(EXAMPLES)
+else
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/localcluster -f $(EXAMPLES)
+endif
 
 .PHONY: check-examples
 check-examples: build ## Judge the policies in examples/ offline (webhook check); denials there are expected

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
@@ -33,8 +35,17 @@ func main() {
 	flag.Var(&files, "f", "file or folder of manifests to apply in order (repeatable)")
 	kubeconfig := flag.String("kubeconfig-out", ".local/kubeconfig", "where to write the kubeconfig of the local cluster")
 	crds := flag.String("crds", "test/crds", "folder of extra CRDs to install (the policy kinds)")
+	current := flag.Bool("current", false, "use the cluster of the current KUBECONFIG instead of starting one; its API server must reach -webhook-host")
+	host := flag.String("webhook-host", "", "with -current: this machine's address as the API server reaches it (default: the first non-loopback IPv4)")
+	port := flag.Int("port", 9443, "with -current: the webhook's HTTPS port")
 	flag.Parse()
-	if err := run(files, *kubeconfig, *crds); err != nil {
+	var err error
+	if *current {
+		err = runAttached(files, *host, *port, *crds)
+	} else {
+		err = run(files, *kubeconfig, *crds)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "localcluster:", err)
 		os.Exit(1)
 	}
@@ -72,6 +83,61 @@ func run(files []string, kubeconfig, crds string) error {
 		"  kubectl apply -f examples/50-conflicted.yaml\nCtrl-C stops everything.\n", kubeconfig)
 	<-ctx.Done()
 	return <-done
+}
+
+// runAttached serves the webhook for the cluster of the current KUBECONFIG, and removes
+// its webhook configurations on exit so the cluster is never left calling a dead endpoint.
+func runAttached(files []string, host string, port int, crds string) error {
+	docs, err := manifests.Read(files, os.Stdin)
+	if err != nil && len(files) > 0 {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		if host, err = outboundIPv4(); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("Attaching to %s; the webhook will serve https://%s:%d\n", cfg.Host, host, port)
+	cluster, err := localcluster.Attach(cfg, host, port, localcluster.DefaultCertDir, crds)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("Removing the webhook configurations...")
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "localcluster: removing the webhook configurations failed; delete them by hand:",
+				"kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration policyattachment:", err)
+		}
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done, err := cluster.StartWebhook(ctx, rules.BuiltinKindTable(), logr.Discard())
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, cfg, docs); err != nil {
+		return err
+	}
+	fmt.Println("\nServing until Ctrl-C; then the webhook configurations are removed.")
+	<-ctx.Done()
+	return <-done
+}
+
+func outboundIPv4() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+			return ipn.IP.String(), nil
+		}
+	}
+	return "", fmt.Errorf("no non-loopback IPv4 address; pass -webhook-host")
 }
 
 // apply creates each document in order and prints what kubectl prints.

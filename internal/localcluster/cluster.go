@@ -44,11 +44,12 @@ type Cluster struct {
 	BaseURL string      // https://host:port of the webhook
 	TLS     *tls.Config // trusts the webhook's CA
 
-	env     *envtest.Environment
-	ca      *certs.CA
-	certDir string
-	host    string
-	port    int
+	env      *envtest.Environment // nil when attached to an existing cluster
+	attached bool
+	ca       *certs.CA
+	certDir  string
+	host     string
+	port     int
 }
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS, installs the CRDs found
@@ -98,8 +99,13 @@ func (c *Cluster) stopWith(err error) error {
 	return err
 }
 
-// Stop stops the control plane.
-func (c *Cluster) Stop() error { return c.env.Stop() }
+// Stop stops the control plane, or detaches from an existing cluster.
+func (c *Cluster) Stop() error {
+	if c.attached {
+		return c.Detach()
+	}
+	return c.env.Stop()
+}
 
 // StartWebhook runs the webhook in-process and waits until it is ready. The returned
 // channel yields Start's result once ctx ends.
@@ -143,6 +149,9 @@ func (c *Cluster) RotateServingCert() error {
 
 // WriteKubeconfig writes a kubeconfig for the cluster's admin user.
 func (c *Cluster) WriteKubeconfig(path string) error {
+	if c.env == nil {
+		return fmt.Errorf("attached to an existing cluster: use its own kubeconfig")
+	}
 	user, err := c.env.ControlPlane.AddUser(envtest.User{Name: "local-admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return err
