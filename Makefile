@@ -74,6 +74,25 @@ verify: lint ## lint, and go mod tidy leaves no diff
 kinds-table: build ## Print the README's table of built-in kinds, from the kind table
 	@./$(BIN) kinds
 
+.PHONY: certs
+certs: ## Make a CA and serving certificate for the plain-certs overlay (deploy/overlays/plain-certs/out)
+	$(GO) run ./certs
+
+IMAGE ?= policyattachment/webhook:latest
+
+.PHONY: image
+image: ## Build the container image (needs a Docker engine; none runs on our CI machines)
+	docker build -t $(IMAGE) .
+
+.PHONY: deploy
+deploy: ## Install into the current cluster: OVERLAY=cert-manager (default) or plain-certs
+	kubectl apply -k deploy/overlays/$(or $(OVERLAY),cert-manager)
+
+.PHONY: undeploy
+undeploy: ## Remove the webhook configurations first (so nothing calls a dead webhook), then the rest
+	kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration policyattachment --ignore-not-found
+	kubectl delete -k deploy/overlays/$(or $(OVERLAY),cert-manager) --ignore-not-found
+
 .PHONY: clean
 clean: ## Remove build output
 	rm -rf bin

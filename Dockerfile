@@ -1,0 +1,14 @@
+# Multi-stage: a static binary on distroless, running as non-root.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY cmd/ cmd/
+COPY pkg/ pkg/
+ARG TARGETOS=linux TARGETARCH=amd64
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/webhook ./cmd/webhook
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/webhook /webhook
+USER 65532:65532
+ENTRYPOINT ["/webhook"]

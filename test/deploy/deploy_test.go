@@ -1,0 +1,187 @@
+// Package deploy checks the rendered manifests in deploy/ against what the README and the
+// issue promise, decoding them into the real API types (apps/v1, admissionregistration/v1,
+// cert-manager's Certificate and Issuer).
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+const (
+	namespace   = "policyattachment-system"
+	serviceDNS  = "policyattachment-webhook.policyattachment-system.svc"
+	tlsSecret   = "policyattachment-webhook-tls"
+	webhookName = "policyattachment"
+)
+
+// render runs `kubectl kustomize` on a folder of deploy/ and indexes the objects by kind/name.
+func render(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out, err := exec.Command("kubectl", "kustomize", filepath.Join("..", "..", "deploy", dir)).CombinedOutput()
+	require.NoError(t, err, string(out))
+	objs := map[string][]byte{}
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	for {
+		doc, err := dec.Read()
+		if err != nil {
+			break
+		}
+		var u unstructured.Unstructured
+		require.NoError(t, yaml.Unmarshal(doc, &u.Object))
+		if u.Object == nil {
+			continue
+		}
+		objs[u.GetKind()+"/"+u.GetName()] = doc
+	}
+	return objs
+}
+
+func decode(t *testing.T, objs map[string][]byte, key string, into any) {
+	t.Helper()
+	doc, ok := objs[key]
+	require.True(t, ok, "%s is rendered", key)
+	require.NoError(t, yaml.UnmarshalStrict(doc, into), key)
+}
+
+func TestBase(t *testing.T) {
+	objs := render(t, "base")
+
+	var ns corev1.Namespace
+	decode(t, objs, "Namespace/"+namespace, &ns)
+	assert.Equal(t, "skip", ns.Labels["policyattachment.io/webhook"], "the webhook's own namespace is never blocked")
+
+	var v admissionregv1.ValidatingWebhookConfiguration
+	decode(t, objs, "ValidatingWebhookConfiguration/"+webhookName, &v)
+	require.Len(t, v.Webhooks, 1)
+	vw := v.Webhooks[0]
+	assert.Equal(t, admissionregv1.Fail, *vw.FailurePolicy, "validation fails closed")
+	assert.Equal(t, []string{"v1"}, vw.AdmissionReviewVersions)
+	assert.Equal(t, admissionregv1.SideEffectClassNone, *vw.SideEffects)
+	assert.Equal(t, admissionregv1.Equivalent, *vw.MatchPolicy)
+	assert.Equal(t, int32(5), *vw.TimeoutSeconds)
+	assert.Equal(t, "/validate", *vw.ClientConfig.Service.Path)
+	assertSkipsProtectedNamespaces(t, vw.NamespaceSelector.MatchExpressions)
+
+	var m admissionregv1.MutatingWebhookConfiguration
+	decode(t, objs, "MutatingWebhookConfiguration/"+webhookName, &m)
+	require.Len(t, m.Webhooks, 1)
+	mw := m.Webhooks[0]
+	assert.Equal(t, admissionregv1.Ignore, *mw.FailurePolicy, "mutation fails open")
+	assert.Equal(t, admissionregv1.IfNeededReinvocationPolicy, *mw.ReinvocationPolicy)
+	assert.Equal(t, "/mutate", *mw.ClientConfig.Service.Path)
+	assertSkipsProtectedNamespaces(t, mw.NamespaceSelector.MatchExpressions)
+
+	// Every built-in policy kind's group is covered by both webhooks.
+	for _, row := range rules.BuiltinKindTable().Rows() {
+		assert.Contains(t, vw.Rules[0].APIGroups, row.Group, row.Kind)
+		assert.Contains(t, mw.Rules[0].APIGroups, row.Group, row.Kind)
+	}
+	assert.Contains(t, vw.Rules[1].Resources, "referencegrants", "deleting a ReferenceGrant is reviewed for its warning")
+	assert.Equal(t, []admissionregv1.OperationType{admissionregv1.Delete}, vw.Rules[1].Operations)
+
+	var d appsv1.Deployment
+	decode(t, objs, "Deployment/policyattachment-webhook", &d)
+	assert.Equal(t, int32(2), *d.Spec.Replicas)
+	pod := d.Spec.Template.Spec
+	require.NotEmpty(t, pod.TopologySpreadConstraints)
+	assert.True(t, *pod.SecurityContext.RunAsNonRoot)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+	c := pod.Containers[0]
+	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
+	assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
+	assert.Equal(t, []corev1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
+	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+	assert.Equal(t, corev1.URISchemeHTTPS, c.ReadinessProbe.HTTPGet.Scheme)
+	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	assert.False(t, c.Resources.Requests.Cpu().IsZero())
+	assert.False(t, c.Resources.Limits.Memory().IsZero())
+	assert.Equal(t, tlsSecret, pod.Volumes[0].Secret.SecretName)
+	assert.Contains(t, objs, "PodDisruptionBudget/policyattachment-webhook")
+
+	var svc corev1.Service
+	decode(t, objs, "Service/policyattachment-webhook", &svc)
+	assert.Equal(t, int32(443), svc.Spec.Ports[0].Port)
+	assert.Equal(t, int32(443), *vw.ClientConfig.Service.Port)
+}
+
+func assertSkipsProtectedNamespaces(t *testing.T, exprs []metav1.LabelSelectorRequirement) {
+	t.Helper()
+	got := map[string][]string{}
+	for _, e := range exprs {
+		got[e.Key] = e.Values
+	}
+	assert.Equal(t, []string{"kube-system"}, got["kubernetes.io/metadata.name"])
+	assert.Equal(t, []string{"skip"}, got["policyattachment.io/webhook"])
+}
+
+func TestCertManagerOverlay(t *testing.T) {
+	objs := render(t, filepath.Join("overlays", "cert-manager"))
+	var serving cmapi.Certificate
+	decode(t, objs, "Certificate/policyattachment-webhook", &serving)
+	assert.Contains(t, serving.Spec.DNSNames, serviceDNS)
+	assert.Equal(t, tlsSecret, serving.Spec.SecretName, "the Deployment mounts this Secret")
+	assert.Equal(t, "policyattachment-ca", serving.Spec.IssuerRef.Name)
+
+	var ca cmapi.Certificate
+	decode(t, objs, "Certificate/policyattachment-ca", &ca)
+	assert.True(t, ca.Spec.IsCA)
+	var caIssuer cmapi.Issuer
+	decode(t, objs, "Issuer/policyattachment-ca", &caIssuer)
+	assert.Equal(t, ca.Spec.SecretName, caIssuer.Spec.CA.SecretName)
+
+	for _, key := range []string{"ValidatingWebhookConfiguration/" + webhookName, "MutatingWebhookConfiguration/" + webhookName} {
+		var u unstructured.Unstructured
+		decode(t, objs, key, &u.Object)
+		assert.Equal(t, namespace+"/"+serving.Name, u.GetAnnotations()["cert-manager.io/inject-ca-from"], key)
+	}
+}
+
+func TestPlainCertsOverlay(t *testing.T) {
+	out := filepath.Join("..", "..", "deploy", "overlays", "plain-certs", "out")
+	gen := exec.Command("go", "run", "./certs", "-out", filepath.Join("deploy", "overlays", "plain-certs", "out"))
+	gen.Dir = filepath.Join("..", "..")
+	msg, err := gen.CombinedOutput()
+	require.NoError(t, err, string(msg))
+	caPEM, err := os.ReadFile(filepath.Join(out, "ca.crt"))
+	require.NoError(t, err)
+
+	objs := render(t, filepath.Join("overlays", "plain-certs"))
+	var v admissionregv1.ValidatingWebhookConfiguration
+	decode(t, objs, "ValidatingWebhookConfiguration/"+webhookName, &v)
+	assert.Equal(t, caPEM, v.Webhooks[0].ClientConfig.CABundle)
+	assert.Len(t, v.Webhooks[0].Rules, 2, "the caBundle patch keeps the rules")
+	var m admissionregv1.MutatingWebhookConfiguration
+	decode(t, objs, "MutatingWebhookConfiguration/"+webhookName, &m)
+	assert.Equal(t, caPEM, m.Webhooks[0].ClientConfig.CABundle)
+
+	var secret corev1.Secret
+	decode(t, objs, "Secret/"+tlsSecret, &secret)
+	block, _ := pem.Decode(secret.Data["tls.crt"])
+	require.NotNil(t, block)
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(caPEM))
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: serviceDNS})
+	assert.NoError(t, err, "the serving certificate is valid for the Service")
+}
