@@ -74,6 +74,14 @@ verify: lint ## lint, and go mod tidy leaves no diff
 kinds-table: build ## Print the README's table of built-in kinds, from the kind table
 	@./$(BIN) kinds
 
+.PHONY: e2e
+e2e: build ## The e2e suite on a local control plane, the webhook binary as a process, configs from deploy/base
+	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/e2e -webhook $(BIN)
+
+.PHONY: e2e-kind
+e2e-kind: ## The e2e suite on a kind cluster with the webhook deployed (needs Docker; CERT_MANAGER=1 for that overlay)
+	bash hack/e2e-kind.sh
+
 .PHONY: certs
 certs: ## Make a CA and serving certificate for the plain-certs overlay (deploy/overlays/plain-certs/out)
 	$(GO) run ./certs

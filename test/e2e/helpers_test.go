@@ -1,0 +1,159 @@
+//go:build e2e
+
+// Package e2e runs against whatever KUBECONFIG points at: the local control plane of
+// `make e2e`, or a kind cluster with the webhook deployed (`make e2e-kind`). It applies the
+// manifests in testdata/ with a real client and asserts exactly what kubectl would print.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/pkg/manifests"
+)
+
+const denied = `admission webhook "validate.policyattachment.io" denied the request: `
+
+var cfg *rest.Config
+
+func TestMain(m *testing.M) {
+	var err error
+	if cfg, err = ctrl.GetConfig(); err != nil {
+		fmt.Println("e2e: no cluster:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
+func newClient(t *testing.T) (client.Client, *warnings) {
+	t.Helper()
+	w := &warnings{}
+	c := rest.CopyConfig(cfg)
+	c.WarningHandler = w
+	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
+	require.NoError(t, err)
+	return cl, w
+}
+
+// load reads the objects of a testdata file, in order.
+func load(t *testing.T, name string) []*unstructured.Unstructured {
+	t.Helper()
+	docs, err := manifests.Read([]string{filepath.Join("testdata", name)}, nil)
+	require.NoError(t, err)
+	out := make([]*unstructured.Unstructured, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, &unstructured.Unstructured{Object: d.Object})
+	}
+	return out
+}
+
+// apply creates objects that may already exist (shared fixtures).
+func apply(t *testing.T, cl client.Client, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		err := cl.Create(context.Background(), o.DeepCopy())
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			require.NoError(t, err, "%s %s", o.GetKind(), o.GetName())
+		}
+	}
+}
+
+// eventually retries fn until it returns nil or 20s pass: the webhook's informers see new
+// objects a moment after the API server stores them.
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	var last error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if last = fn(); last == nil {
+			return
+		}
+	}
+	t.Fatalf("%s: %v", what, last)
+}
+
+// createErr returns the text after "Error from server ...: " or "<created>".
+func createErr(cl client.Client, obj *unstructured.Unstructured, opts ...client.CreateOption) string {
+	if err := cl.Create(context.Background(), obj.DeepCopy(), opts...); err != nil {
+		return err.Error()
+	}
+	return "<created>"
+}
+
+// expectDenied waits until a dry run gives want, then checks a real create does too.
+func expectDenied(t *testing.T, cl client.Client, obj *unstructured.Unstructured, want string) {
+	t.Helper()
+	eventually(t, "dry run of "+obj.GetName(), func() error {
+		if got := createErr(cl, obj, client.DryRunAll); got != want {
+			return fmt.Errorf("got %s", got)
+		}
+		return nil
+	})
+	require.Equal(t, want, createErr(cl, obj))
+}
+
+// webhook stops or starts the webhook: through the local harness's control endpoint, or
+// by scaling the Deployment in a real cluster.
+func webhook(t *testing.T, action string) {
+	t.Helper()
+	if url := os.Getenv("E2E_WEBHOOK_CONTROL"); url != "" {
+		resp, err := http.Post(url+"/"+action, "text/plain", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return
+	}
+	cl, _ := newClient(t)
+	replicas := 2
+	if action == "stop" {
+		replicas = 0
+	}
+	d := &unstructured.Unstructured{}
+	d.SetAPIVersion("apps/v1")
+	d.SetKind("Deployment")
+	key := types.NamespacedName{Namespace: "policyattachment-system", Name: "policyattachment-webhook"}
+	require.NoError(t, cl.Get(context.Background(), key, d))
+	require.NoError(t, unstructured.SetNestedField(d.Object, int64(replicas), "spec", "replicas"))
+	require.NoError(t, cl.Update(context.Background(), d))
+	eventually(t, "Deployment "+action, func() error {
+		require.NoError(t, cl.Get(context.Background(), key, d))
+		ready, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
+		if int(ready) != replicas {
+			return fmt.Errorf("%d ready, want %d", ready, replicas)
+		}
+		return nil
+	})
+}

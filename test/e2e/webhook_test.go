@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The tests run in file order and share one topology; each names its own objects.
+
+func TestDenials(t *testing.T) {
+	cl, _ := newClient(t)
+	apply(t, cl, load(t, "topology.yaml")...)
+
+	expectDenied(t, cl, load(t, "invalid-targetref.yaml")[0], denied+
+		"ColorPolicy.policies.controller.io \"bad-refs\" is invalid: [spec.targetRefs[0].group: Invalid value: \"gateway.networking.k8s.io/v1\": InvalidTargetRef: must be a lowercase DNS subdomain without a version (for example `gateway.networking.k8s.io`), or empty for the core group, spec.targetRefs[1].kind: Unsupported value: \"Service\": InvalidTargetRef: supported values: \"gateway.networking.k8s.io/Gateway\", \"gateway.networking.k8s.io/HTTPRoute\"]")
+	expectDenied(t, cl, load(t, "ref-not-permitted.yaml")[0], denied+
+		`ColorPolicy.policies.controller.io "cross-ns" is invalid: spec.targetRefs[0].namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace "e2e-infra" lets ColorPolicy from namespace "e2e-app" reference Gateway "gw"`)
+	expectDenied(t, cl, load(t, "multiple-merge-strategies.yaml")[0], denied+
+		"ColorPolicy.policies.controller.io \"both-ways\" is invalid: spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `defaults`; a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides`")
+	tls := load(t, "conflicted.yaml")
+	apply(t, cl, tls[0])
+	expectDenied(t, cl, tls[1], denied+
+		`BackendTLSPolicy.gateway.networking.k8s.io "store-tls-2" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service e2e-app/store section https already has BackendTLSPolicy e2e-app/store-tls; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`)
+}
+
+func TestWarningAndAnnotations(t *testing.T) {
+	cl, w := newClient(t)
+	apply(t, cl, load(t, "topology.yaml")...)
+	policy := load(t, "warning.yaml")[0]
+	require.Equal(t, "<created>", createErr(cl, policy))
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute e2e-app/cart not found; the policy takes effect once it exists"}, w.take())
+
+	accepted := load(t, "accepted.yaml")[0]
+	eventually(t, "the Gateway reaches the webhook", func() error {
+		probe := accepted.DeepCopy()
+		if err := cl.Create(context.Background(), probe, client.DryRunAll); err != nil {
+			return err
+		}
+		if got := probe.GetAnnotations()["policyattachment.io/impact-summary"]; !strings.Contains(got, "enforced on 2 of 2 paths") {
+			return assertionError(got)
+		}
+		return nil
+	})
+	require.Equal(t, "<created>", createErr(cl, accepted))
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(accepted.GroupVersionKind())
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKeyFromObject(accepted), stored))
+	assert.Equal(t, "Atomic defaults on Gateway e2e-infra/gw: enforced on 2 of 2 paths", stored.GetAnnotations()["policyattachment.io/impact-summary"])
+	assert.Contains(t, stored.GetAnnotations()["policyattachment.io/impact"], `{"status":"Enforced","contexts":2,"enforced":2,"partiallyEnforced":0,"overridden":0,"overrides":[],"overriddenBy":[],"observedAt":"`)
+}
+
+func TestReferenceGrantAddedThenRemoved(t *testing.T) {
+	cl, w := newClient(t)
+	apply(t, cl, load(t, "topology.yaml")...)
+	grant := load(t, "grant.yaml")[0]
+	policy := load(t, "ref-not-permitted.yaml")[0]
+	apply(t, cl, grant)
+	eventually(t, "the grant admits the policy", func() error {
+		if got := createErr(cl, policy); got != "<created>" {
+			return assertionError(got)
+		}
+		return nil
+	})
+	w.take()
+	eventually(t, "deleting the grant warns", func() error {
+		if err := cl.Delete(context.Background(), grant.DeepCopy(), client.DryRunAll); err != nil {
+			return err
+		}
+		if got := w.take(); len(got) != 1 {
+			return assertionError(strings.Join(got, "; "))
+		}
+		return nil
+	})
+	require.NoError(t, cl.Delete(context.Background(), grant.DeepCopy()))
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant e2e-infra/app-colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy e2e-app/cross-ns; controllers may stop enforcing it and the next update of it will be denied"}, w.take())
+
+	// Without the grant, the policy's next update is denied.
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(policy.GroupVersionKind())
+	eventually(t, "the update is denied once the grant is gone", func() error {
+		if err := cl.Get(context.Background(), client.ObjectKeyFromObject(policy), stored); err != nil {
+			return err
+		}
+		stored.SetLabels(map[string]string{"touched": time.Now().Format("150405.000000")})
+		err := cl.Update(context.Background(), stored, client.DryRunAll)
+		if err == nil || !strings.Contains(err.Error(), "RefNotPermitted") {
+			return assertionError(createErrText(err))
+		}
+		return nil
+	})
+	require.NoError(t, cl.Delete(context.Background(), stored))
+	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy e2e-app/cross-ns removes atomic overrides from 1 path in 1 namespace; it is enforced on 1 of them"}, w.take())
+}
+
+func TestExcludedNamespace(t *testing.T) {
+	cl, _ := newClient(t)
+	assert.Equal(t, "<created>", createErr(cl, load(t, "excluded-namespace.yaml")[0]), "policyattachment-system is never reviewed")
+}
+
+func TestPolicyCRDInstalledWhileRunning(t *testing.T) {
+	cl, _ := newClient(t)
+	apply(t, cl, load(t, "retrypolicy-crd.yaml")...)
+	// An operator adds the new kind to the webhook configuration's resources.
+	addToWebhook(t, cl, "e2e.example.com", "retrypolicies")
+	retry := func(name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "e2e.example.com/v1", "kind": "RetryPolicy",
+			"metadata": map[string]any{"name": name, "namespace": "e2e-app"},
+			"spec":     map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "store"}}, "retries": int64(3)},
+		}}
+		return u
+	}
+	eventually(t, "the first RetryPolicy", func() error {
+		if got := createErr(cl, retry("first")); got != "<created>" && !strings.Contains(got, "already exists") {
+			return assertionError(got)
+		}
+		return nil
+	})
+	expectDenied(t, cl, retry("second"), denied+
+		`RetryPolicy.e2e.example.com "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service e2e-app/store already has RetryPolicy e2e-app/first; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`)
+}
+
+// TestWebhookDown: with the webhook down, validation (Fail) rejects policy writes with the
+// API server's message, everything else is unaffected, and it recovers when it returns.
+func TestWebhookDown(t *testing.T) {
+	cl, _ := newClient(t)
+	policy := load(t, "warning.yaml")[0]
+	policy.SetName("while-down")
+	webhook(t, "stop")
+	defer webhook(t, "start")
+	got := createErr(cl, policy)
+	assert.True(t, strings.HasPrefix(got, `Internal error occurred: failed calling webhook "`), got)
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "unaffected", "namespace": "e2e-app"}}}
+	assert.Equal(t, "<created>", createErr(cl, cm), "objects outside the rules are unaffected")
+
+	webhook(t, "start")
+	eventually(t, "recovery", func() error {
+		if got := createErr(cl, policy); got != "<created>" {
+			return assertionError(got)
+		}
+		return nil
+	})
+}
+
+func addToWebhook(t *testing.T, cl client.Client, group, resource string) {
+	t.Helper()
+	cfgObj := &unstructured.Unstructured{}
+	cfgObj.SetAPIVersion("admissionregistration.k8s.io/v1")
+	cfgObj.SetKind("ValidatingWebhookConfiguration")
+	require.NoError(t, cl.Get(context.Background(), client.ObjectKey{Name: "policyattachment"}, cfgObj))
+	hooks, _, _ := unstructured.NestedSlice(cfgObj.Object, "webhooks")
+	rule := hooks[0].(map[string]any)["rules"].([]any)[0].(map[string]any)
+	rule["apiGroups"] = append(rule["apiGroups"].([]any), group)
+	rule["resources"] = append(rule["resources"].([]any), resource)
+	require.NoError(t, unstructured.SetNestedSlice(cfgObj.Object, hooks, "webhooks"))
+	require.NoError(t, cl.Update(context.Background(), cfgObj))
+}
+
+type assertionError string
+
+func (e assertionError) Error() string { return "got " + string(e) }
+
+func createErrText(err error) string {
+	if err == nil {
+		return "<allowed>"
+	}
+	return err.Error()
+}
