@@ -143,6 +143,25 @@ func TestWebhookDown(t *testing.T) {
 		"metadata": map[string]any{"name": "unaffected", "namespace": "e2e-app"}}}
 	assert.Equal(t, "<created>", createErr(cl, cm), "objects outside the rules are unaffected")
 
+	// The emergency command of the README: remove the validating configuration. Writes go
+	// through; the mutating webhook fails open, so no annotations are added.
+	ctx := context.Background()
+	validating := &unstructured.Unstructured{}
+	validating.SetAPIVersion("admissionregistration.k8s.io/v1")
+	validating.SetKind("ValidatingWebhookConfiguration")
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Name: "policyattachment"}, validating))
+	require.NoError(t, cl.Delete(ctx, validating.DeepCopy()))
+	unannotated := policy.DeepCopy()
+	unannotated.SetName("while-down-unvalidated")
+	require.Equal(t, "<created>", createErr(cl, unannotated), "mutation fails open (Ignore)")
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(unannotated.GroupVersionKind())
+	require.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(unannotated), stored))
+	assert.Empty(t, stored.GetAnnotations()["policyattachment.io/impact"])
+	validating.SetResourceVersion("")
+	validating.SetUID("")
+	require.NoError(t, cl.Create(ctx, validating))
+
 	webhook(t, "start")
 	eventually(t, "recovery", func() error {
 		if got := createErr(cl, policy); got != "<created>" {
@@ -150,6 +169,13 @@ func TestWebhookDown(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestKubeSystemIsNeverReviewed(t *testing.T) {
+	cl, _ := newClient(t)
+	bad := load(t, "excluded-namespace.yaml")[0]
+	bad.SetNamespace("kube-system")
+	assert.Equal(t, "<created>", createErr(cl, bad))
 }
 
 func addToWebhook(t *testing.T, cl client.Client, group, resource string) {
