@@ -41,14 +41,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook check: --output must be text or json, not %q\n", output)
 		return exitBadInput
 	}
-	table, err := loadTable(configFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "webhook check: %v\n", err)
-		return exitBadInput
-	}
-	docs, err := manifests.Read(paths, stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "webhook check: %v\n", err)
+	table, docs, ok := loadInputs("check", paths, configFile, stdin, stderr)
+	if !ok {
 		return exitBadInput
 	}
 	report, err := check.Run(docs, table)
@@ -69,6 +63,22 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitDenied
 	}
 	return exitOK
+}
+
+// loadInputs reads the kind table and the manifests for an offline command, reporting
+// unusable input on stderr.
+func loadInputs(cmd string, paths []string, configFile string, stdin io.Reader, stderr io.Writer) (*rules.KindTable, []manifests.Document, bool) {
+	table, err := loadTable(configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
+		return nil, nil, false
+	}
+	docs, err := manifests.Read(paths, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
+		return nil, nil, false
+	}
+	return table, docs, true
 }
 
 // loadTable returns the built-in table plus the rows of an optional config file.

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
@@ -55,14 +54,8 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		key = &k
 	}
-	table, err := loadTable(configFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
-		return exitBadInput
-	}
-	docs, err := manifests.Read(paths, stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
+	table, docs, ok := loadInputs("explain", paths, configFile, stdin, stderr)
+	if !ok {
 		return exitBadInput
 	}
 	snap, err := check.State(docs, table)

@@ -19,6 +19,20 @@ type ControlPlane struct {
 // StartControlPlane starts kube-apiserver and etcd with the Gateway API CRDs and the CRDs
 // under crdDirs, and nothing else: the caller registers the webhook itself.
 func StartControlPlane(crdDirs ...string) (*ControlPlane, error) {
+	env, err := newEnvironment(crdDirs, envtest.WebhookInstallOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	return &ControlPlane{env: env, Cluster: &Cluster{Config: cfg, env: env}}, nil
+}
+
+// newEnvironment describes a control plane with the Gateway API experimental CRDs, the
+// CRDs under crdDirs and the given webhook configurations.
+func newEnvironment(crdDirs []string, hooks envtest.WebhookInstallOptions) (*envtest.Environment, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `bash hack/control-plane.sh` and export its output")
 	}
@@ -26,15 +40,11 @@ func StartControlPlane(crdDirs ...string) (*ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locating the gateway-api module: %w", err)
 	}
-	env := &envtest.Environment{
+	return &envtest.Environment{
 		CRDDirectoryPaths:     append([]string{filepath.Join(strings.TrimSpace(string(gatewayAPI)), "config", "crd", "experimental")}, crdDirs...),
 		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
-	}
-	return &ControlPlane{env: env, Cluster: &Cluster{Config: cfg, env: env}}, nil
+		WebhookInstallOptions: hooks,
+	}, nil
 }
 
 // Stop stops the control plane.

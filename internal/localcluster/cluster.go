@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,20 +55,12 @@ type Cluster struct {
 // under crdDirs (plus the Gateway API experimental CRDs) and the webhook configurations,
 // and writes serving certificates from a fresh CA.
 func Start(crdDirs ...string) (*Cluster, error) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `bash hack/control-plane.sh` and export its output")
-	}
-	gatewayAPI, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	env, err := newEnvironment(crdDirs, envtest.WebhookInstallOptions{
+		ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{validatingConfig()},
+		MutatingWebhooks:   []*admissionregv1.MutatingWebhookConfiguration{mutatingConfig()},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("locating the gateway-api module: %w", err)
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     append([]string{filepath.Join(strings.TrimSpace(string(gatewayAPI)), "config", "crd", "experimental")}, crdDirs...),
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{validatingConfig()},
-			MutatingWebhooks:   []*admissionregv1.MutatingWebhookConfiguration{mutatingConfig()},
-		},
+		return nil, err
 	}
 	cfg, err := env.Start()
 	if err != nil {

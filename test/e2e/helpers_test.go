@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/manifests"
 )
 
@@ -40,28 +40,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.list
-	w.list = nil
-	return out
-}
-
-func newClient(t *testing.T) (client.Client, *warnings) {
+func newClient(t *testing.T) (client.Client, *testkit.Warnings) {
 	t.Helper()
-	w := &warnings{}
+	w := &testkit.Warnings{}
 	c := rest.CopyConfig(cfg)
 	c.WarningHandler = w
 	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})

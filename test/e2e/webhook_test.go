@@ -37,7 +37,7 @@ func TestWarningAndAnnotations(t *testing.T) {
 	apply(t, cl, load(t, "topology.yaml")...)
 	policy := load(t, "warning.yaml")[0]
 	require.Equal(t, "<created>", createErr(cl, policy))
-	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute e2e-app/cart not found; the policy takes effect once it exists"}, w.take())
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute e2e-app/cart not found; the policy takes effect once it exists"}, w.Take())
 
 	accepted := load(t, "accepted.yaml")[0]
 	eventually(t, "the Gateway reaches the webhook", func() error {
@@ -70,18 +70,18 @@ func TestReferenceGrantAddedThenRemoved(t *testing.T) {
 		}
 		return nil
 	})
-	w.take()
+	w.Take()
 	eventually(t, "deleting the grant warns", func() error {
 		if err := cl.Delete(context.Background(), grant.DeepCopy(), client.DryRunAll); err != nil {
 			return err
 		}
-		if got := w.take(); len(got) != 1 {
+		if got := w.Take(); len(got) != 1 {
 			return assertionError(strings.Join(got, "; "))
 		}
 		return nil
 	})
 	require.NoError(t, cl.Delete(context.Background(), grant.DeepCopy()))
-	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant e2e-infra/app-colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy e2e-app/cross-ns; controllers may stop enforcing it and the next update of it will be denied"}, w.take())
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant e2e-infra/app-colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy e2e-app/cross-ns; controllers may stop enforcing it and the next update of it will be denied"}, w.Take())
 
 	// Without the grant, the policy's next update is denied.
 	stored := &unstructured.Unstructured{}
@@ -98,7 +98,7 @@ func TestReferenceGrantAddedThenRemoved(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, cl.Delete(context.Background(), stored))
-	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy e2e-app/cross-ns removes atomic overrides from 1 path in 1 namespace; it is enforced on 1 of them"}, w.take())
+	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy e2e-app/cross-ns removes atomic overrides from 1 path in 1 namespace; it is enforced on 1 of them"}, w.Take())
 }
 
 func TestExcludedNamespace(t *testing.T) {

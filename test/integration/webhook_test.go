@@ -23,34 +23,14 @@ import (
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
+	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
-// warnings collects the warnings the API server passes on to the client.
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-// take returns the warnings received so far and forgets them.
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.list
-	w.list = nil
-	return out
-}
-
-func newClient(t *testing.T) (client.Client, *warnings) {
+func newClient(t *testing.T) (client.Client, *testkit.Warnings) {
 	t.Helper()
-	w := &warnings{}
+	w := &testkit.Warnings{}
 	c := rest.CopyConfig(cfg)
 	c.WarningHandler = w
 	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
@@ -111,7 +91,7 @@ metadata: {name: early, namespace: warnings}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: not-yet}]
   color: red`)))
-	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute warnings/not-yet not found; the policy takes effect once it exists"}, w.take())
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute warnings/not-yet not found; the policy takes effect once it exists"}, w.Take())
 }
 
 // TestSequentialApply is `kubectl apply -f` of a file with two conflicting policies: the
@@ -235,13 +215,13 @@ spec:
 	require.Eventually(t, func() bool { return cl.Create(ctx, policy.DeepCopy()) == nil }, 10*time.Second, 50*time.Millisecond,
 		"admitted once the informer has seen the grant")
 	require.Eventually(t, func() bool {
-		return cl.Delete(ctx, grant.DeepCopy(), client.DryRunAll) == nil && len(w.take()) == 1
+		return cl.Delete(ctx, grant.DeepCopy(), client.DryRunAll) == nil && len(w.Take()) == 1
 	}, 10*time.Second, 50*time.Millisecond, "the informer has seen the policy")
 	require.NoError(t, cl.Delete(ctx, grant))
-	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant del-infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy del-app/shared; controllers may stop enforcing it and the next update of it will be denied"}, w.take())
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant del-infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy del-app/shared; controllers may stop enforcing it and the next update of it will be denied"}, w.Take())
 
 	require.NoError(t, cl.Delete(ctx, policy))
-	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy del-app/shared removes atomic overrides that reach no paths"}, w.take())
+	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy del-app/shared removes atomic overrides that reach no paths"}, w.Take())
 }
 
 // TestPolicyCRDInstalledWhileRunning installs a CRD labelled as a Direct policy kind after
