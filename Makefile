@@ -50,8 +50,12 @@ update-golden: ## Rewrite golden files (testdata/**/want.json, check.json) and t
 	UPDATE_GOLDEN=1 $(GO) test -count=1 ./cmd/... ./pkg/...
 
 .PHONY: bench
-bench: ## Run the engine benchmarks (ns/op, B/op, allocs/op)
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+bench: ## Run the benchmarks (ns/op, B/op, allocs/op): engine, impact, reviews through the handler
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+.PHONY: load
+load: build ## Load harness: webhook serve on the issue's snapshot, driven over TLS from a second process (about 30 s)
+	$(GO) run ./hack/load -webhook $(BIN)
 
 .PHONY: fmt
 fmt: ## Format the code

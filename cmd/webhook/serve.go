@@ -13,15 +13,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		host, certDir, configFile, kubeconfig, tlsMin string
-		port                                          int
-		http2                                         bool
+		host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
+		port                                                        int
+		http2                                                       bool
 	)
 	fs.StringVar(&host, "host", "", "address to listen on (all interfaces when empty)")
 	fs.IntVar(&port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
@@ -29,6 +32,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
 	fs.BoolVar(&http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
 	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating admission webhook over HTTPS. Its view of the cluster comes from\n"+
@@ -52,13 +56,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
 	}
+	log := zap.New(zap.WriteTo(stderr))
+	ctrl.SetLogger(log)
+	if snapshotFrom != "" {
+		return serveStatic(snapshotFrom, table, admission.Options{
+			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2, Table: table, Log: log,
+		}, stderr)
+	}
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
 	}
-	log := zap.New(zap.WriteTo(stderr))
-	ctrl.SetLogger(log)
 	srv, err := admission.NewServer(cfg, admission.Options{
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2, Table: table, Log: log,
 	})
@@ -69,6 +78,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	// SIGTERM or SIGINT cancels ctx; the server then finishes in-flight reviews and returns.
 	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
 	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	return exitOK
+}
+
+// serveStatic serves a snapshot built from manifests, as `webhook explain` reads them.
+func serveStatic(path string, table *rules.KindTable, opts admission.Options, stderr io.Writer) int {
+	docs, err := manifests.Read([]string{path}, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	snap, err := check.State(docs, table)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		return exitBadInput
+	}
+	opts.Log.Info("serving a static snapshot", "from", path, "objects", len(docs))
+	if err := admission.NewStaticServer(snap, opts).Start(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
 	}

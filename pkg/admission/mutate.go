@@ -3,9 +3,12 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -34,46 +37,54 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if !ok {
 		return admission.Allowed("")
 	}
-	rreq, err := decodeRequest(row, req)
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
+	obj, err := decodeObject(req.Object.Raw)
+	if err != nil || obj == nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding %s %s/%s: %v", row.Kind, req.Namespace, req.Name, err))
 	}
-	im := m.Store.Predict(rreq.Policy)
+	p := rules.NewPolicy(row, obj)
+	if p.Namespace == "" && row.Scope == rules.Namespaced {
+		p.Namespace = req.Namespace
+	}
+	im := m.Store.Predict(p)
 	value, err := json.Marshal(im)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	mutated, err := withAnnotations(req.Object.Raw, map[string]string{
+	return admission.Patched("", annotationPatch(obj, map[string]string{
 		rules.AnnotationImpact:        string(value),
-		rules.AnnotationImpactSummary: im.Summary(rreq.Policy),
-	})
-	if err != nil {
-		return admission.Errored(http.StatusBadRequest, err)
-	}
-	resp := admission.PatchResponseFromRaw(req.Object.Raw, mutated)
-	// The diff iterates maps; sorted operations make the answer byte-for-byte stable.
-	sort.Slice(resp.Patches, func(i, j int) bool { return resp.Patches[i].Path < resp.Patches[j].Path })
-	return resp
+		rules.AnnotationImpactSummary: im.Summary(p),
+	})...)
 }
 
-// withAnnotations returns the object with the annotations set, and nothing else changed.
-func withAnnotations(raw []byte, set map[string]string) ([]byte, error) {
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, err
-	}
+// annotationPatch adds (or replaces: JSON Patch "add" on an existing member replaces it)
+// exactly the given annotations, in sorted order, so the same object and state always
+// give the same patch. It is built directly rather than by diffing two encodings of the
+// whole object.
+func annotationPatch(obj map[string]any, set map[string]string) []jsonpatch.JsonPatchOperation {
 	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		obj["metadata"] = meta
+	if _, ok := meta["annotations"].(map[string]any); !ok {
+		all := make(map[string]any, len(set))
+		for k, v := range set {
+			all[k] = v
+		}
+		if meta == nil {
+			return []jsonpatch.JsonPatchOperation{{Operation: "add", Path: "/metadata", Value: map[string]any{"annotations": all}}}
+		}
+		return []jsonpatch.JsonPatchOperation{{Operation: "add", Path: "/metadata/annotations", Value: all}}
 	}
-	annotations, _ := meta["annotations"].(map[string]any)
-	if annotations == nil {
-		annotations = map[string]any{}
-		meta["annotations"] = annotations
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
 	}
-	for k, v := range set {
-		annotations[k] = v
+	sort.Strings(keys)
+	ops := make([]jsonpatch.JsonPatchOperation, 0, len(keys))
+	for _, k := range keys {
+		ops = append(ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: "/metadata/annotations/" + escapePointer(k), Value: set[k]})
 	}
-	return json.Marshal(obj)
+	return ops
+}
+
+// escapePointer escapes one JSON Pointer token (RFC 6901).
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }

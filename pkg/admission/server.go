@@ -88,7 +88,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	hooks := webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts})
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                 runtime.NewScheme(),
-		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                  cache.Options{DefaultTransform: trimForRules},
 		Metrics:                metricsserver.Options{BindAddress: "0"}, // served on the HTTPS port instead
 		HealthProbeBindAddress: "0",
 		WebhookServer:          hooks,
@@ -118,6 +118,21 @@ func readyz(store *Store) http.Handler {
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
+}
+
+// trimForRules is the informer cache's transform: it drops what no rule reads (managed
+// fields, status, and annotations, where kubectl keeps a whole copy of the object in
+// last-applied-configuration), so a large cluster costs the webhook little memory.
+// Reviews read the incoming object from the request, never from the cache.
+func trimForRules(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return cache.TransformStripManagedFields()(obj)
+	}
+	u.SetManagedFields(nil)
+	u.SetAnnotations(nil)
+	delete(u.Object, "status")
+	return u, nil
 }
 
 // Store returns the server's store.

@@ -41,9 +41,6 @@ type Object struct {
 	Labels                       map[string]string
 	// Sections are the names of its listeners, rules or ports; nil if the kind has none.
 	Sections map[string]bool
-	// Raw is the object as generic JSON.
-	Raw map[string]any
-
 	// Topology, parsed once: set for Gateways and ListenerSets, xRoutes, and backends.
 	Gateway *GatewayInfo
 	Route   *RouteInfo
@@ -58,10 +55,12 @@ func (o *Object) Key() TargetKey {
 	return TargetKey{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
 }
 
-// NewObject decodes a generic JSON object into an Object, collecting its section names.
+// NewObject decodes a generic JSON object into an Object, collecting its section names and
+// its topology. It keeps nothing of raw: a snapshot of thousands of routes must not hold
+// their JSON twice.
 func NewObject(group, kind string, raw map[string]any) *Object {
 	meta, _ := raw["metadata"].(map[string]any)
-	o := &Object{Group: group, Kind: kind, Raw: raw}
+	o := &Object{Group: group, Kind: kind}
 	o.Namespace, _ = meta["namespace"].(string)
 	o.Name, _ = meta["name"].(string)
 	if labels, ok := meta["labels"].(map[string]any); ok {
@@ -82,7 +81,7 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 			}
 		}
 	}
-	o.parseTopology()
+	o.parseTopology(raw)
 	return o
 }
 

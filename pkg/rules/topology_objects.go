@@ -69,8 +69,8 @@ type PortInfo struct {
 }
 
 // parseTopology fills the object's topology fields from its generic JSON.
-func (o *Object) parseTopology() {
-	spec, _ := o.Raw["spec"].(map[string]any)
+func (o *Object) parseTopology(raw map[string]any) {
+	spec, _ := raw["spec"].(map[string]any)
 	switch info, _ := TargetInfoFor(o.GroupKind()); {
 	case o.Group == GatewayGroup && (o.Kind == "Gateway" || o.Kind == "ListenerSet"):
 		g := &GatewayInfo{ClassName: str(spec["gatewayClassName"])}

@@ -1,0 +1,245 @@
+// Command load is `make load`: it writes the issue's snapshot (1,000 Gateways, 10,000
+// HTTPRoutes with 10 rules each, 10,000 Services, 5,000 policies) as manifests, starts
+// `webhook serve --snapshot-from` on loopback as its own process, and drives it over TLS
+// keep-alive connections with a mix of reviews: first closed-loop to find saturation, then
+// open-loop at half of it for latency. Every phase is bounded in time; it stops by itself.
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/pkg/certs"
+)
+
+func main() {
+	bin := flag.String("webhook", "bin/webhook", "the webhook binary")
+	work := flag.String("work", filepath.Join(".local", "load"), "working folder")
+	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
+	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
+	flag.Parse()
+	if err := run(*bin, *work, *workers, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin, work string, workers int, duration time.Duration) error {
+	snapDir := filepath.Join(work, "snapshot")
+	fmt.Println("load: writing the snapshot (1,000 Gateways, 10,000 HTTPRoutes x 10 rules, 10,000 Services, 5,000 policies)...")
+	if err := synthetic.WriteFiles(snapDir); err != nil {
+		return err
+	}
+	ca, err := certs.NewCA("load-ca", time.Hour)
+	if err != nil {
+		return err
+	}
+	leaf, key, err := ca.Issue([]string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")}, time.Hour)
+	if err != nil {
+		return err
+	}
+	certDir := filepath.Join(work, "certs")
+	if err := certs.WriteKeyPair(certDir, leaf, key); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(work, "webhook.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "serve", "--snapshot-from", snapDir, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	loadStart := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.CertPEM)
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13},
+		MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers, ForceAttemptHTTP2: false,
+	}}
+	if err := waitReady(client, base+"/readyz", 120*time.Second); err != nil {
+		return err
+	}
+	fmt.Printf("load: webhook ready in %s (pid %d)\n", time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid)
+	rssAtRest := rssKiB(cmd.Process.Pid, "VmRSS")
+
+	mix := synthetic.Reviews()
+	// Warm up connections and code paths.
+	closedLoop(client, base, mix, workers, 2*time.Second)
+
+	cpu0 := cpuTime(cmd.Process.Pid)
+	sat := closedLoop(client, base, mix, workers, duration)
+	cpu1 := cpuTime(cmd.Process.Pid)
+	rate := float64(sat.done) / sat.elapsed.Seconds()
+	fmt.Printf("load: saturation: %.0f reviews/s with %d connections (%d reviews, %d errors)\n", rate, workers, sat.done, sat.errors)
+
+	half := openLoop(client, base, mix, rate/2, duration)
+	fmt.Printf("load: at half load (%.0f/s): p50 %s, p99 %s, p99.9 %s (%d reviews, %d errors)\n",
+		rate/2, pct(half.latencies, 50), pct(half.latencies, 99), pct(half.latencies, 99.9), half.done, half.errors)
+
+	cpuPerReview := time.Duration(float64(cpu1-cpu0) / float64(sat.done))
+	peak := rssKiB(cmd.Process.Pid, "VmHWM")
+	fmt.Printf("load: CPU per review at saturation: %s (webhook process, user+system)\n", cpuPerReview)
+	fmt.Printf("load: RSS: %d MiB after loading the snapshot, %d MiB peak\n", rssAtRest/1024, peak/1024)
+	fmt.Printf("load: errors: %d\n", sat.errors+half.errors)
+	if sat.errors+half.errors > 0 {
+		return fmt.Errorf("%d reviews failed; see %s", sat.errors+half.errors, filepath.Join(work, "webhook.log"))
+	}
+	return nil
+}
+
+type result struct {
+	done, errors int64
+	elapsed      time.Duration
+	latencies    []time.Duration
+}
+
+func send(client *http.Client, base string, r synthetic.Review) bool {
+	resp, err := client.Post(base+r.Path, "application/json", bytes.NewReader(r.Body))
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return false
+	}
+	var out struct {
+		Response struct {
+			Allowed bool `json:"allowed"`
+		} `json:"response"`
+	}
+	return json.Unmarshal(data, &out) == nil && out.Response.Allowed == r.Allowed
+}
+
+func closedLoop(client *http.Client, base string, mix []synthetic.Review, workers int, d time.Duration) result {
+	var done, errs atomic.Int64
+	stop := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; time.Now().Before(stop); i++ {
+				if !send(client, base, mix[i%len(mix)]) {
+					errs.Add(1)
+				}
+				done.Add(1)
+			}
+		}(w)
+	}
+	wg.Wait()
+	return result{done: done.Load(), errors: errs.Load(), elapsed: time.Since(start)}
+}
+
+// openLoop sends at a fixed rate and measures each latency from its scheduled time, so a
+// slow answer is not hidden by the requests it delayed.
+func openLoop(client *http.Client, base string, mix []synthetic.Review, rate float64, d time.Duration) result {
+	n := int(rate * d.Seconds())
+	interval := time.Duration(float64(time.Second) / rate)
+	lat := make([]time.Duration, n)
+	var errs atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 256)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		at := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(at))
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			if !send(client, base, mix[i%len(mix)]) {
+				errs.Add(1)
+			}
+			lat[i] = time.Since(at)
+		}(i)
+	}
+	wg.Wait()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return result{done: int64(n), errors: errs.Load(), elapsed: time.Since(start), latencies: lat}
+}
+
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p / 100)
+	return sorted[i].Round(time.Microsecond)
+}
+
+func waitReady(client *http.Client, url string, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, err := client.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the webhook was not ready within %s", timeout)
+}
+
+// cpuTime reads the process's user+system CPU time from /proc (clock ticks of 10ms).
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// rssKiB reads VmRSS or VmHWM (peak) of a process.
+func rssKiB(pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			v, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

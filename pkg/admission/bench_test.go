@@ -1,0 +1,82 @@
+package admission
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// syntheticSnapshot builds the synthetic cluster into a snapshot, as informer events would.
+func syntheticSnapshot(b *testing.B, table *rules.KindTable) *rules.MemorySnapshot {
+	b.Helper()
+	snap := rules.NewMemorySnapshot()
+	err := synthetic.Objects(func(obj map[string]any) error {
+		gv, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
+		gk := schema.GroupKind{Group: gv.Group, Kind: obj["kind"].(string)}
+		if row, ok := table.Lookup(gk); ok {
+			snap.PutPolicy(rules.NewPolicy(row, obj))
+			return nil
+		}
+		_, err := snap.AddResource(gk, obj)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return snap
+}
+
+// BenchmarkReview is one review through the real HTTP handler: decoding the
+// AdmissionReview, the verdict (or the impact patch), and encoding the response.
+func BenchmarkReview(b *testing.B) {
+	table := rules.BuiltinKindTable()
+	store := NewStore(table, syntheticSnapshot(b, table))
+	handlers := map[string]http.Handler{
+		"/validate": &webhook.Admission{Handler: &Validator{Store: store}},
+		"/mutate":   &webhook.Admission{Handler: &Mutator{Store: store}},
+	}
+	mix := synthetic.Reviews()
+	cases := map[string]synthetic.Review{
+		"validate-update-allowed": mix[0],
+		"mutate-update":           mix[1],
+		"validate-invalid-kind":   mix[40],
+		"validate-conflicted":     mix[43],
+	}
+	for name, r := range cases {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest(http.MethodPost, r.Path, bytes.NewReader(r.Body))
+				req.Header.Set("Content-Type", "application/json")
+				handlers[r.Path].ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(`"allowed":`+boolString(r.Allowed))) {
+					b.Fatalf("unexpected answer: %s", rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func boolString(v bool) string {
+	if v {
+		return "true"
+	}
+	return "false"
+}
+
+// BenchmarkSnapshotFromColdCache builds the whole synthetic snapshot, as at start-up.
+func BenchmarkSnapshotFromColdCache(b *testing.B) {
+	table := rules.BuiltinKindTable()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = syntheticSnapshot(b, table)
+	}
+}
