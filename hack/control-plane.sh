@@ -10,7 +10,7 @@ set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-1.34.4}"
 ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
-CACHE="${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}"
+CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
 DEST="$CACHE/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 GO="${GO:-go}"
 
