@@ -57,6 +57,11 @@ bench: ## Run the benchmarks (ns/op, B/op, allocs/op): engine, impact, reviews t
 load: build ## Load harness: webhook serve on the issue's snapshot, driven over TLS from a second process (about 30 s)
 	$(GO) run ./hack/load -webhook $(BIN)
 
+.PHONY: compare
+compare: ## Create latency through the API server: no webhook vs a ValidatingAdmissionPolicy vs this webhook
+	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare && \
+	KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare -no-live-reads | tail -2
+
 .PHONY: fmt
 fmt: ## Format the code
 	gofmt -w cmd pkg

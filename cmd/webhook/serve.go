@@ -24,13 +24,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	var (
 		host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
 		port                                                        int
-		http2                                                       bool
+		http2, liveReads                                            bool
 	)
 	fs.StringVar(&host, "host", "", "address to listen on (all interfaces when empty)")
 	fs.IntVar(&port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
 	fs.StringVar(&certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder holding tls.crt and tls.key; reloaded when they change")
 	fs.StringVar(&tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
 	fs.BoolVar(&http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
+	fs.BoolVar(&liveReads, "live-reads", true, "when the cache has no other policy at a target, list that kind from the API server first (protects against a policy another replica just admitted; costs a List per such review; safe to turn off with one replica)")
 	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
 	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
@@ -70,6 +71,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	srv, err := admission.NewServer(cfg, admission.Options{
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2, Table: table, Log: log,
+		NoLiveReads: !liveReads,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)

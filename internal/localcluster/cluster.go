@@ -42,6 +42,8 @@ type Cluster struct {
 	Config  *rest.Config
 	BaseURL string      // https://host:port of the webhook
 	TLS     *tls.Config // trusts the webhook's CA
+	// NoLiveReads starts the webhook judging on its cache alone.
+	NoLiveReads bool
 
 	env      *envtest.Environment // nil when attached to an existing cluster
 	attached bool
@@ -102,7 +104,8 @@ func (c *Cluster) Stop() error {
 // channel yields Start's result once ctx ends.
 func (c *Cluster) StartWebhook(ctx context.Context, table *rules.KindTable, log logr.Logger) (<-chan error, error) {
 	ctrllog.SetLogger(log) // controller-runtime's own components (certwatcher) log through it
-	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log})
+	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log,
+		NoLiveReads: c.NoLiveReads})
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,8 @@ type Options struct {
 	TLSMinVersion uint16
 	// EnableHTTP2 is off by default (CVE-2023-44487, HTTP/2 rapid reset).
 	EnableHTTP2 bool
+	// NoLiveReads judges on the cache alone (one replica only; see Validator.Live).
+	NoLiveReads bool
 	Table       *rules.KindTable
 	Log         logr.Logger
 }
@@ -100,12 +102,20 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, watched: map[schema.GroupKind]bool{}}
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	hooks = mgr.GetWebhookServer()
-	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: s.store, Live: mgr.GetAPIReader()}}))
+	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: s.validator()}))
 	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: s.store}}))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, readyz(s.store))
 	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 	return s, nil
+}
+
+func (s *Server) validator() *Validator {
+	v := &Validator{Store: s.store}
+	if !s.opts.NoLiveReads {
+		v.Live = s.mgr.GetAPIReader()
+	}
+	return v
 }
 
 // readyz answers 200 only once every informer the rules read has synced: before that, a
