@@ -172,6 +172,14 @@ func (s *Store) Others(p *rules.Policy) []*rules.Policy {
 	return out
 }
 
+// Has reports whether the store holds a policy.
+func (s *Store) Has(gk schema.GroupKind, namespace, name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.snap.GetPolicy(gk, namespace, name)
+	return ok
+}
+
 // HasOthersAt reports whether the store holds another policy of p's kind at any of p's
 // attachment points.
 func (s *Store) HasOthersAt(p *rules.Policy) bool {
