@@ -62,6 +62,14 @@ compare: ## Create latency through the API server: no webhook vs a ValidatingAdm
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare && \
 	KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare -no-live-reads | tail -2
 
+FUZZTIME ?= 30s
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 30s); crashes land in testdata/fuzz as regression cases
+	$(GO) test ./pkg/admission -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/manifests -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/rules -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime $(FUZZTIME)
+
 .PHONY: fmt
 fmt: ## Format the code
 	gofmt -w cmd pkg
