@@ -319,7 +319,7 @@ func instrument(name string, wh *webhook.Admission) *webhook.Admission {
 		case !resp.Allowed:
 			verdict = "denied"
 			if resp.Result != nil && resp.Result.Details != nil && len(resp.Result.Details.Causes) > 0 {
-				reason = reasonOfMessage(resp.Result.Details.Causes[0].Message)
+				reason = rules.ReasonIn(resp.Result.Details.Causes[0].Message)
 			}
 		}
 		reviewsTotal.WithLabelValues(name, verdict, reason).Inc()

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -152,14 +151,4 @@ func Response(gk schema.GroupKind, req rules.Request, v rules.Verdict) admission
 	}
 	resp.Warnings = v.Warnings
 	return resp
-}
-
-// reasonOfMessage finds the stable reason in a cause's message ("...: Conflicted: ...").
-func reasonOfMessage(msg string) string {
-	for _, r := range []string{rules.ReasonInvalidTargetRef, rules.ReasonRefNotPermitted, rules.ReasonMultipleMergeStrategies, rules.ReasonConflicted} {
-		if strings.Contains(msg, r+":") || strings.HasSuffix(msg, r) {
-			return r
-		}
-	}
-	return "Other"
 }

@@ -44,3 +44,14 @@ func ReasonOf(e *field.Error) string {
 	}
 	return ""
 }
+
+// ReasonIn finds the stable reason inside a rendered cause, as the API server returns it
+// ("Unsupported value: \"Service\": InvalidTargetRef: supported values: ..."), or "".
+func ReasonIn(cause string) string {
+	for _, r := range reasons {
+		if strings.HasPrefix(cause, r+": ") || strings.Contains(cause, ": "+r+": ") || strings.HasSuffix(cause, ": "+r) || cause == r {
+			return r
+		}
+	}
+	return ""
+}

@@ -155,3 +155,17 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	assert.True(t, foobar.Higher(foobaz), "ties go to {namespace}/{name} alphabetically: foo/bar before foo/baz")
 	assert.Equal(t, TargetKey{Group: GatewayGroup, Kind: "Gateway", Namespace: "foo", Name: "gw"}, foobar.Key(foobar.TargetRefs[0]))
 }
+
+func TestReasonIn(t *testing.T) {
+	cases := map[string]string{
+		`Unsupported value: "Service": InvalidTargetRef: supported values: "gateway.networking.k8s.io/Gateway"`:                           ReasonInvalidTargetRef,
+		`Forbidden: RefNotPermitted: no ReferenceGrant in namespace "infra" lets ColorPolicy from namespace "app" reference Gateway "gw"`: ReasonRefNotPermitted,
+		`Required value: InvalidTargetRef`:                                            ReasonInvalidTargetRef,
+		"Conflicted: ColorPolicy app/a on HTTPRoute app/r1 also sets atomic defaults": ReasonConflicted,
+		`Invalid value: "Conflicted": must be a DNS label`:                            "",
+		"spec.targetRefs: Required value":                                             "",
+	}
+	for cause, want := range cases {
+		assert.Equal(t, want, ReasonIn(cause), cause)
+	}
+}
