@@ -13,6 +13,7 @@ import (
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -48,7 +49,10 @@ func Attach(cfg *rest.Config, host string, port int, certDir string, crdDirs ...
 	if err != nil {
 		return nil, err
 	}
-	v, m := validatingConfig(), mutatingConfig()
+	v, m, err := deployedWebhooks()
+	if err != nil {
+		return nil, err
+	}
 	for i := range v.Webhooks {
 		v.Webhooks[i].ClientConfig = c.urlConfig(v.Webhooks[i].ClientConfig)
 	}
@@ -78,7 +82,10 @@ func (c *Cluster) Detach() error {
 		return err
 	}
 	ctx := context.Background()
-	for _, obj := range []client.Object{validatingConfig(), mutatingConfig()} {
+	for _, obj := range []client.Object{
+		&admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}},
+		&admissionregv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}},
+	} {
 		if err := cl.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}

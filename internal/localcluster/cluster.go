@@ -14,12 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -57,9 +55,14 @@ type Cluster struct {
 // under crdDirs (plus the Gateway API experimental CRDs) and the webhook configurations,
 // and writes serving certificates from a fresh CA.
 func Start(crdDirs ...string) (*Cluster, error) {
+	v, m, err := deployedWebhooks()
+	if err != nil {
+		return nil, err
+	}
+	forEnvtest(v, m)
 	env, err := newEnvironment(crdDirs, envtest.WebhookInstallOptions{
-		ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{validatingConfig()},
-		MutatingWebhooks:   []*admissionregv1.MutatingWebhookConfiguration{mutatingConfig()},
+		ValidatingWebhooks: []*admissionregv1.ValidatingWebhookConfiguration{v},
+		MutatingWebhooks:   []*admissionregv1.MutatingWebhookConfiguration{m},
 	})
 	if err != nil {
 		return nil, err
@@ -184,57 +187,4 @@ func (c *Cluster) trustCA() error {
 		m.Webhooks[i].ClientConfig.CABundle = c.ca.CertPEM
 	}
 	return cl.Update(ctx, m)
-}
-
-// The resources the local webhook configurations cover: the built-in policy kinds whose
-// CRDs the local cluster installs, and ReferenceGrants for deletion warnings.
-var (
-	policyGroups = []string{"policies.controller.io", "gateway.networking.k8s.io", "gateway.networking.x-k8s.io",
-		"gateway.envoyproxy.io", "kuadrant.io", "gateway.nginx.org"}
-	policyResources = []string{"colorpolicies", "backendtlspolicies", "xbackendtrafficpolicies",
-		"backendtrafficpolicies", "clienttrafficpolicies", "securitypolicies", "envoyextensionpolicies",
-		"authpolicies", "ratelimitpolicies", "dnspolicies", "tlspolicies", "clientsettingspolicies", "observabilitypolicies"}
-)
-
-func policyRules(ops ...admissionregv1.OperationType) admissionregv1.RuleWithOperations {
-	return admissionregv1.RuleWithOperations{
-		Operations: ops,
-		Rule:       admissionregv1.Rule{APIGroups: policyGroups, APIVersions: []string{"*"}, Resources: policyResources},
-	}
-}
-
-// servicePath returns the path envtest joins to the host with a "/".
-func servicePath(path string) *admissionregv1.ServiceReference {
-	p := strings.TrimPrefix(path, "/")
-	return &admissionregv1.ServiceReference{Namespace: "policyattachment-system", Name: "webhook", Path: &p}
-}
-
-func validatingConfig() *admissionregv1.ValidatingWebhookConfiguration {
-	fail, none, timeout := admissionregv1.Fail, admissionregv1.SideEffectClassNone, int32(5)
-	deletes := policyRules(admissionregv1.Delete)
-	deletes.Rule.Resources = append(append([]string(nil), policyResources...), "referencegrants")
-	return &admissionregv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: configName},
-		Webhooks: []admissionregv1.ValidatingWebhook{{
-			Name: ValidatingName, AdmissionReviewVersions: []string{"v1"}, SideEffects: &none,
-			FailurePolicy: &fail, TimeoutSeconds: &timeout,
-			ClientConfig: admissionregv1.WebhookClientConfig{Service: servicePath(admission.PathValidate)},
-			Rules:        []admissionregv1.RuleWithOperations{policyRules(admissionregv1.Create, admissionregv1.Update), deletes},
-		}},
-	}
-}
-
-// mutatingConfig uses Ignore: an annotation is never worth a failed write.
-func mutatingConfig() *admissionregv1.MutatingWebhookConfiguration {
-	ignore, none, timeout := admissionregv1.Ignore, admissionregv1.SideEffectClassNone, int32(5)
-	ifNeeded := admissionregv1.IfNeededReinvocationPolicy
-	return &admissionregv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: configName},
-		Webhooks: []admissionregv1.MutatingWebhook{{
-			Name: MutatingName, AdmissionReviewVersions: []string{"v1"}, SideEffects: &none,
-			FailurePolicy: &ignore, ReinvocationPolicy: &ifNeeded, TimeoutSeconds: &timeout,
-			ClientConfig: admissionregv1.WebhookClientConfig{Service: servicePath(admission.PathMutate)},
-			Rules:        []admissionregv1.RuleWithOperations{policyRules(admissionregv1.Create, admissionregv1.Update)},
-		}},
-	}
 }
