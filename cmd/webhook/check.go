@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,14 +15,8 @@ import (
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		paths      []string
-		configFile string
-		output     string
-	)
-	fs.StringArrayVarP(&paths, "filename", "f", nil, "file or folder of manifests (repeatable; folders are read recursively, \"-\" reads standard input)")
-	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
-	fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	var flags offlineFlags
+	flags.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: webhook check -f PATH [-f PATH]... [--config FILE] [-o text|json]\n\n"+
 			"Admits the policies in the manifests one by one, in document order, against every\n"+
@@ -31,17 +24,13 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"1 when any is denied, 2 on unusable input.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
+	if done, code := parseFlags(fs, args); done {
+		return code
+	}
+	if !flags.checkOutput("check", stderr) {
 		return exitBadInput
 	}
-	if output != "text" && output != "json" {
-		fmt.Fprintf(stderr, "webhook check: --output must be text or json, not %q\n", output)
-		return exitBadInput
-	}
-	table, docs, ok := loadInputs("check", paths, configFile, stdin, stderr)
+	table, docs, ok := loadInputs("check", flags.paths, flags.configFile, stdin, stderr)
 	if !ok {
 		return exitBadInput
 	}
@@ -50,7 +39,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook check: %v\n", err)
 		return exitBadInput
 	}
-	if output == "json" {
+	if flags.output == "json" {
 		err = check.WriteJSON(stdout, report)
 	} else {
 		err = check.WriteText(stdout, report)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -17,16 +16,9 @@ import (
 func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("explain", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		paths      []string
-		configFile string
-		target     string
-		output     string
-	)
-	fs.StringArrayVarP(&paths, "filename", "f", nil, "file or folder of manifests (repeatable; folders are read recursively, \"-\" reads standard input)")
-	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
-	fs.StringVar(&target, "target", "", "only paths through one object: KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
-	fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	var flags offlineFlags
+	flags.register(fs)
+	target := fs.String("target", "", "only paths through one object: KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: webhook explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json]\n\n"+
 			"Reads the manifests as the cluster state (every policy in them, as if stored) and prints\n"+
@@ -35,26 +27,22 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"over the whole state. Use `webhook check` for what would be admitted.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+	if done, code := parseFlags(fs, args); done {
+		return code
 	}
-	if output != "text" && output != "json" {
-		fmt.Fprintf(stderr, "webhook explain: --output must be text or json, not %q\n", output)
+	if !flags.checkOutput("explain", stderr) {
 		return exitBadInput
 	}
 	var key *rules.TargetKey
-	if target != "" {
-		k, err := rules.ParseTarget(target)
+	if *target != "" {
+		k, err := rules.ParseTarget(*target)
 		if err != nil {
 			fmt.Fprintf(stderr, "webhook explain: --target: %v\n", err)
 			return exitBadInput
 		}
 		key = &k
 	}
-	table, docs, ok := loadInputs("explain", paths, configFile, stdin, stderr)
+	table, docs, ok := loadInputs("explain", flags.paths, flags.configFile, stdin, stderr)
 	if !ok {
 		return exitBadInput
 	}
@@ -64,7 +52,7 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	ex := rules.Explain(snap, table, key)
-	if output == "json" {
+	if flags.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(ex)

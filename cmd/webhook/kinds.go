@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -16,11 +15,8 @@ func runKinds(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	configFile := fs.String("config", "", "YAML file of kind rows that add to or replace the built-in kind table")
 	output := fs.StringP("output", "o", "text", "output format: text (a Markdown table) or json")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+	if done, code := parseFlags(fs, args); done {
+		return code
 	}
 	table, err := loadTable(*configFile)
 	if err != nil {

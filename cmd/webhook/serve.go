@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 
@@ -40,11 +39,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			"informers; it is ready once they have synced.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitBadInput
+	if done, code := parseFlags(fs, args); done {
+		return code
 	}
 	versions := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
 	minVersion, ok := versions[tlsMin]

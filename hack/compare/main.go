@@ -9,7 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"sort"
 	"strings"
@@ -71,12 +70,10 @@ func run(n int, noLive bool) error {
 		return err
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localcluster.FreePort()
 	if err != nil {
 		return err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	certDir, err := os.MkdirTemp("", "compare-certs-")
 	if err != nil {
 		return err

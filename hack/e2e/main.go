@@ -77,7 +77,7 @@ func run(bin, work string, testArgs []string) (int, error) {
 	if err := certs.WriteKeyPair(certDir, leaf, key); err != nil {
 		return 0, err
 	}
-	port, err := freePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		return 0, err
 	}
@@ -193,15 +193,10 @@ func (s *supervisor) start() error {
 	}
 	s.cmd = cmd
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: s.tls}, Timeout: time.Second}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := hc.Get(s.url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
+	if err := localcluster.WaitReady(hc, s.url, 30*time.Second); err != nil {
+		return fmt.Errorf("%w; see %s", err, s.log)
 	}
-	return fmt.Errorf("the webhook was not ready within 30s; see %s", s.log)
+	return nil
 }
 
 func (s *supervisor) stop() {
@@ -237,13 +232,4 @@ func serveControl(s *supervisor) (string, error) {
 	})
 	go func() { _ = http.Serve(l, mux) }()
 	return "http://" + l.Addr().String(), nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

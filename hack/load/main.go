@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/internal/synthetic"
 	"github.com/policyattachment/webhook/pkg/certs"
 )
@@ -60,7 +61,7 @@ func run(bin, work string, workers int, duration time.Duration) error {
 	if err := certs.WriteKeyPair(certDir, leaf, key); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func run(bin, work string, workers int, duration time.Duration) error {
 		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13},
 		MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers, ForceAttemptHTTP2: false,
 	}}
-	if err := waitReady(client, base+"/readyz", 120*time.Second); err != nil {
+	if err := localcluster.WaitReady(client, base+"/readyz", 120*time.Second); err != nil {
 		return err
 	}
 	fmt.Printf("load: webhook ready in %s (pid %d)\n", time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid)
@@ -196,18 +197,6 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i].Round(time.Microsecond)
 }
 
-func waitReady(client *http.Client, url string, timeout time.Duration) error {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if resp, err := client.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("the webhook was not ready within %s", timeout)
-}
-
 // cpuTime reads the process's user+system CPU time from /proc (clock ticks of 10ms).
 func cpuTime(pid int) time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -233,13 +222,4 @@ func rssKiB(pid int, field string) int64 {
 		}
 	}
 	return 0
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

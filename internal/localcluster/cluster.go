@@ -114,25 +114,8 @@ func (c *Cluster) StartWebhook(ctx context.Context, table *rules.KindTable, log 
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
-	return done, c.waitReady(30 * time.Second)
-}
-
-func (c *Cluster) waitReady(timeout time.Duration) error {
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: c.TLS}, Timeout: time.Second}
-	var last error
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		resp, err := hc.Get(c.BaseURL + admission.PathReadyz)
-		if err != nil {
-			last = err
-			continue
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-		last = fmt.Errorf("status %s", resp.Status)
-	}
-	return fmt.Errorf("the webhook was not ready within %s: %v", timeout, last)
+	return done, WaitReady(hc, c.BaseURL+admission.PathReadyz, 30*time.Second)
 }
 
 // RotateServingCert issues a new serving certificate from the cluster's CA.

@@ -1,7 +1,14 @@
 // Package testkit holds helpers shared by the suites that talk to a real API server.
 package testkit
 
-import "sync"
+import (
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
 
 // Warnings collects the warnings the API server passes on to a client (a
 // rest.WarningHandler), the way kubectl prints them.
@@ -24,4 +31,17 @@ func (w *Warnings) Take() []string {
 	out := w.list
 	w.list = nil
 	return out
+}
+
+// NewClient returns a client for cfg that records the API server's warnings.
+func NewClient(t testing.TB, cfg *rest.Config) (client.Client, *Warnings) {
+	t.Helper()
+	w := &Warnings{}
+	c := rest.CopyConfig(cfg)
+	c.WarningHandler = w
+	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return cl, w
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,12 +41,7 @@ func TestMain(m *testing.M) {
 
 func newClient(t *testing.T) (client.Client, *testkit.Warnings) {
 	t.Helper()
-	w := &testkit.Warnings{}
-	c := rest.CopyConfig(cfg)
-	c.WarningHandler = w
-	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
-	require.NoError(t, err)
-	return cl, w
+	return testkit.NewClient(t, cfg)
 }
 
 // load reads the objects of a testdata file, in order.

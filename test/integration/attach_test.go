@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"testing"
 
@@ -25,10 +24,8 @@ func TestAttachToAnExistingCluster(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = other.Stop() }()
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localcluster.FreePort()
 	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
 
 	attached, err := localcluster.Attach(otherCfg, "127.0.0.1", port, t.TempDir(), filepath.Join("..", "crds"))
 	require.NoError(t, err)

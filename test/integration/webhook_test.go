@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
@@ -30,12 +29,7 @@ import (
 
 func newClient(t *testing.T) (client.Client, *testkit.Warnings) {
 	t.Helper()
-	w := &testkit.Warnings{}
-	c := rest.CopyConfig(cfg)
-	c.WarningHandler = w
-	cl, err := client.New(c, client.Options{Scheme: runtime.NewScheme()})
-	require.NoError(t, err)
-	return cl, w
+	return testkit.NewClient(t, cfg)
 }
 
 func object(t *testing.T, doc string) *unstructured.Unstructured {
