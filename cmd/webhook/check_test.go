@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // runCLI runs the binary's entry point in-process.
@@ -127,7 +128,13 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 `})
 		code, out, _ := runCLI(t, "", "check", "-f", dir)
 		assert.Equal(t, 1, code)
-		assert.Contains(t, out, "ALLOWED ColorPolicy default/good")
+		assert.Equal(t, strings.Join([]string{
+			"DENIED  ColorPolicy default/bad (CREATE, " + dir + "/a.yaml document 2)",
+			"    spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `defaults`; a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides`",
+			"ALLOWED ColorPolicy default/good (CREATE, " + dir + "/a.yaml document 3)",
+			"    impact: Atomic defaults on Gateway default/gw: reaches no paths yet",
+			"2 policies checked: 1 allowed, 1 denied",
+		}, "\n")+"\n", out)
 	})
 	t.Run("a CRD labelled as a policy is discovered; List items are expanded", func(t *testing.T) {
 		dir := writeFiles(t, map[string]string{"a.yaml": `
@@ -175,9 +182,26 @@ apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: p2}
 spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], overrides: {color: blue}}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p3}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}], overrides: {color: blue}}
 `})
-		_, out, _ := runCLI(t, "", "check", "-f", dir)
-		assert.Contains(t, out, "Conflicted: ColorPolicy default/p1 on Gateway default/gw also sets atomic overrides")
+		_, out, _ := runCLI(t, "", "check", "-f", dir, "-o", "json")
+		var report check.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &report))
+		require.Len(t, report.Results, 3)
+		observed := func(r check.Result) string {
+			var im rules.Impact
+			require.NoError(t, json.Unmarshal([]byte(r.Annotations[rules.AnnotationImpact]), &im))
+			return im.ObservedAt
+		}
+		assert.Equal(t, "2030-01-01T00:00:00Z", observed(report.Results[0]), "an explicit creationTimestamp is kept")
+		assert.Equal(t, []check.Denial{{Reason: "Conflicted", Field: "spec.overrides",
+			Message: `Forbidden: Conflicted: ColorPolicy default/p1 on Gateway default/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`}},
+			report.Results[1].Denials)
+		assert.Equal(t, "2030-01-01T00:00:02Z", observed(report.Results[2]), "missing ones follow, each a second after the document before")
 	})
 }
 
@@ -264,7 +288,9 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 `
 	code, out, _ := runCLI(t, policy, "check", "-f", "-", "--config", filepath.Join(dir, "kinds.yaml"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, out, "spec.targetRefs[0].sectionName: Forbidden: InvalidTargetRef: not supported when ColorPolicy targets Gateway")
+	assert.Equal(t, "DENIED  ColorPolicy default/p (CREATE, - document 2)\n"+
+		"    spec.targetRefs[0].sectionName: Forbidden: InvalidTargetRef: not supported when ColorPolicy targets Gateway; remove `sectionName` to target the whole object\n"+
+		"1 policies checked: 0 allowed, 1 denied\n", out)
 	code, _, _ = runCLI(t, policy, "check", "-f", "-")
 	assert.Equal(t, 0, code, "the built-in ColorPolicy allows listener sections")
 }
