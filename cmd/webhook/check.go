@@ -30,11 +30,11 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !flags.checkOutput("check", stderr) {
 		return exitBadInput
 	}
-	table, docs, ok := loadInputs("check", flags.paths, flags.configFile, stdin, stderr)
+	conf, docs, ok := loadInputs("check", flags.paths, flags.configFile, stdin, stderr)
 	if !ok {
 		return exitBadInput
 	}
-	report, err := check.Run(docs, table)
+	report, err := check.Run(docs, conf.table, conf.settings)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook check: %v\n", err)
 		return exitBadInput
@@ -54,10 +54,10 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// loadInputs reads the kind table and the manifests for an offline command, reporting
+// loadInputs reads the configuration and the manifests for an offline command, reporting
 // unusable input on stderr.
-func loadInputs(cmd string, paths []string, configFile string, stdin io.Reader, stderr io.Writer) (*rules.KindTable, []manifests.Document, bool) {
-	table, err := loadTable(configFile)
+func loadInputs(cmd string, paths []string, configFile string, stdin io.Reader, stderr io.Writer) (*configuration, []manifests.Document, bool) {
+	conf, err := loadConfig(configFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
 		return nil, nil, false
@@ -67,21 +67,33 @@ func loadInputs(cmd string, paths []string, configFile string, stdin io.Reader, 
 		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
 		return nil, nil, false
 	}
-	return table, docs, true
+	return conf, docs, true
 }
 
-// loadTable returns the built-in table plus the rows of an optional config file.
-func loadTable(configFile string) (*rules.KindTable, error) {
-	table := rules.BuiltinKindTable()
+// configuration is what --config sets: the kind table (built-in rows plus the file's) and
+// the enforcement and message settings.
+type configuration struct {
+	table    *rules.KindTable
+	settings *rules.Settings
+}
+
+// configFlagHelp describes --config the same way in every command.
+const configFlagHelp = "YAML config file: kind rows that add to or replace the built-in table, enforcement modes, message settings (see README)"
+
+// loadConfig returns the built-in table plus an optional config file's rows and settings.
+func loadConfig(configFile string) (*configuration, error) {
+	conf := &configuration{table: rules.BuiltinKindTable()}
 	if configFile == "" {
-		return table, nil
+		return conf, nil
 	}
 	data, err := os.ReadFile(configFile)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}
-	if err := table.Load(data, configFile); err != nil {
+	settings, err := rules.LoadConfig(data, configFile, conf.table)
+	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}
-	return table, nil
+	conf.settings = settings
+	return conf, nil
 }

@@ -251,7 +251,7 @@ func TestCheckBadInput(t *testing.T) {
 		"bad config file": {
 			files:   map[string]string{"a.yaml": gatewayAndRoute, "cfg/kinds.yml.txt": "kinds: []"},
 			args:    []string{"check", "-f", "DIR/a.yaml", "--config", "DIR/cfg/kinds.yml.txt"},
-			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: no kinds listed under `kinds`\n",
+			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: nothing configured; expected `kinds`, `enforcement` or `messages`\n",
 		},
 	}
 	for name, tc := range cases {
@@ -325,4 +325,46 @@ func TestReadmeExampleIsReal(t *testing.T) {
 		return
 	}
 	assert.Equal(t, out, rest[start:start+end], "README example is stale; run make update-golden")
+}
+
+func TestCheckEnforcementModes(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"rollout.yaml": `
+enforcement:
+  default: Warn
+  rules:
+  - {mode: Deny, reasons: [MultipleMergeStrategies]}
+  - {mode: DryRun, kinds: [BackendTLSPolicy]}
+`})
+	args := []string{"check", "-f", "../../examples/00-topology.yaml", "-f", "../../examples/10-accepted.yaml", "-f", "../../examples/40-multiple-merge-strategies.yaml",
+		"-f", "../../examples/50-conflicted.yaml", "--config", filepath.Join(dir, "rollout.yaml")}
+
+	code, out, errOut := runCLI(t, "", args...)
+	require.Equal(t, 1, code, errOut)
+	lines := strings.Split(out, "\n")
+	assert.Equal(t, "enforcement: default: Warn; Deny: reasons MultipleMergeStrategies; DryRun: kinds BackendTLSPolicy", lines[0])
+	assert.Contains(t, out, "DENIED  ColorPolicy infra/both-ways")
+	assert.Contains(t, out, "ALLOWED BackendTLSPolicy app/store-tls-2")
+	assert.Contains(t, out, "    DryRun, would deny: spec.targetRefs[0]: Forbidden: Conflicted: Service app/store section https already has BackendTLSPolicy app/store-tls;")
+	assert.Contains(t, out, "ALLOWED ColorPolicy app/store-green")
+	assert.Contains(t, out, "    warning: spec: Forbidden: Conflicted: ColorPolicy app/store-blue on HTTPRoute app/store also sets")
+	assert.Contains(t, out, "(admitted: enforcement mode is Warn)")
+	assert.True(t, strings.HasSuffix(out, "6 policies checked: 5 allowed (2 only because of Warn or DryRun enforcement), 1 denied\n"), out)
+
+	code, out, errOut = runCLI(t, "", append(args, "-o", "json")...)
+	require.Equal(t, 1, code, errOut)
+	var report check.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &report))
+	assert.Equal(t, check.Summary{Allowed: 5, Denied: 1, Relaxed: 2}, report.Summary)
+	byName := map[string]check.Result{}
+	for _, r := range report.Results {
+		byName[r.Name] = r
+	}
+	require.Len(t, byName["store-tls-2"].Relaxed, 1)
+	assert.Equal(t, "DryRun", byName["store-tls-2"].Relaxed[0].Mode)
+	assert.Equal(t, "Conflicted", byName["store-tls-2"].Relaxed[0].Reason)
+	assert.Empty(t, byName["store-tls-2"].Warnings, "DryRun admits silently")
+	require.Len(t, byName["store-green"].Relaxed, 1)
+	assert.Equal(t, "Warn", byName["store-green"].Relaxed[0].Mode)
+	assert.Len(t, byName["store-green"].Warnings, 1)
+	assert.NotEmpty(t, byName["store-green"].Annotations, "an admitted policy is annotated whatever its mode")
 }

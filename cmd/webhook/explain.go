@@ -42,16 +42,16 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		key = &k
 	}
-	table, docs, ok := loadInputs("explain", flags.paths, flags.configFile, stdin, stderr)
+	conf, docs, ok := loadInputs("explain", flags.paths, flags.configFile, stdin, stderr)
 	if !ok {
 		return exitBadInput
 	}
-	snap, err := check.State(docs, table)
+	snap, err := check.State(docs, conf.table)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
 		return exitBadInput
 	}
-	ex := rules.Explain(snap, table, key)
+	ex := rules.Explain(snap, conf.table, key)
 	if flags.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -18,7 +18,7 @@ type offlineFlags struct {
 
 func (o *offlineFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&o.paths, "filename", "f", nil, "file or folder of manifests (repeatable; folders are read recursively, \"-\" reads standard input)")
-	fs.StringVar(&o.configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	fs.StringVar(&o.configFile, "config", "", configFlagHelp)
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 }
 

@@ -13,12 +13,12 @@ import (
 func runKinds(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("kinds", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configFile := fs.String("config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	configFile := fs.String("config", "", configFlagHelp)
 	output := fs.StringP("output", "o", "text", "output format: text (a Markdown table) or json")
 	if done, code := parseFlags(fs, args); done {
 		return code
 	}
-	table, err := loadTable(*configFile)
+	conf, err := loadConfig(*configFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook kinds: %v\n", err)
 		return exitBadInput
@@ -27,11 +27,11 @@ func runKinds(args []string, stdout, stderr io.Writer) int {
 	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(table.Rows()); err != nil {
+		if err := enc.Encode(conf.table.Rows()); err != nil {
 			return exitBadInput
 		}
 	case "text":
-		fmt.Fprint(stdout, rules.KindTableMarkdown(table))
+		fmt.Fprint(stdout, rules.KindTableMarkdown(conf.table))
 	default:
 		fmt.Fprintf(stderr, "webhook kinds: --output must be text or json, not %q\n", *output)
 		return exitBadInput

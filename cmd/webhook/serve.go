@@ -14,7 +14,6 @@ import (
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func runServe(args []string, stdout, stderr io.Writer) int {
@@ -31,7 +30,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
 	fs.BoolVar(&http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
 	fs.BoolVar(&liveReads, "live-reads", true, "when the cache has no other policy at a target, list that kind from the API server first (protects against a policy another replica just admitted; costs a List per such review; safe to turn off with one replica)")
-	fs.StringVar(&configFile, "config", "", "YAML file of kind rows that add to or replace the built-in kind table")
+	fs.StringVar(&configFile, "config", "", configFlagHelp)
 	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.Usage = func() {
@@ -48,7 +47,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: --tls-min-version must be 1.2 or 1.3, not %q\n", tlsMin)
 		return exitBadInput
 	}
-	table, err := loadTable(configFile)
+	conf, err := loadConfig(configFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
@@ -56,8 +55,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	log := zap.New(zap.WriteTo(stderr))
 	ctrl.SetLogger(log)
 	if snapshotFrom != "" {
-		return serveStatic(snapshotFrom, table, admission.Options{
-			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2, Table: table, Log: log,
+		return serveStatic(snapshotFrom, admission.Options{
+			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
+			Table: conf.table, Settings: conf.settings, Log: log,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
@@ -66,8 +66,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	srv, err := admission.NewServer(cfg, admission.Options{
-		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2, Table: table, Log: log,
-		NoLiveReads: !liveReads,
+		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
+		Table: conf.table, Settings: conf.settings, Log: log, NoLiveReads: !liveReads,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
@@ -83,13 +83,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 // serveStatic serves a snapshot built from manifests, as `webhook explain` reads them.
-func serveStatic(path string, table *rules.KindTable, opts admission.Options, stderr io.Writer) int {
+func serveStatic(path string, opts admission.Options, stderr io.Writer) int {
 	docs, err := manifests.Read([]string{path}, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
 	}
-	snap, err := check.State(docs, table)
+	snap, err := check.State(docs, opts.Table)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput

@@ -49,6 +49,14 @@ func TestDeletionWarnings(t *testing.T) {
 		"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
 		"spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`))
 	require.True(t, resp.Allowed)
+	// The deleter works in infra; the policy that relies on the grant lives in app, so
+	// it is described, not named, unless the settings allow names.
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace \"app\"; controllers may stop enforcing it and the next update of it will be denied"}, resp.Warnings)
+
+	store.UseSettings(&rules.Settings{Messages: rules.Messages{NamesFromOtherNamespaces: true}})
+	resp = v.Handle(context.Background(), deleteReview(t, "gateway.networking.k8s.io", "ReferenceGrant", "infra", "colors", `{
+		"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
+		"spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`))
 	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy app/shared; controllers may stop enforcing it and the next update of it will be denied"}, resp.Warnings)
 
 	resp = v.Handle(context.Background(), deleteReview(t, "", "ConfigMap", "app", "x", `{"metadata": {"name": "x"}}`))

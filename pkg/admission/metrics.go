@@ -21,6 +21,10 @@ var (
 		Name: "policyattachment_reviews_in_flight",
 		Help: "Admission reviews being answered now.",
 	})
+	relaxedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "policyattachment_relaxed_denials_total",
+		Help: "Denials admitted by their enforcement mode (Warn or DryRun), by reason and kind.",
+	}, []string{"mode", "reason", "kind"})
 	liveReadErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_live_read_errors_total",
 		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
@@ -32,5 +36,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors)
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors, relaxedTotal)
 }

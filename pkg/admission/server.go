@@ -47,7 +47,9 @@ type Options struct {
 	// NoLiveReads judges on the cache alone (one replica only; see Validator.Live).
 	NoLiveReads bool
 	Table       *rules.KindTable
-	Log         logr.Logger
+	// Settings are the config file's enforcement modes and message settings (nil: defaults).
+	Settings *rules.Settings
+	Log      logr.Logger
 }
 
 // nonPolicyKinds are the objects the rules read besides policies.
@@ -100,6 +102,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, watched: map[schema.GroupKind]bool{}}
+	s.store.UseSettings(opts.Settings)
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	hooks = mgr.GetWebhookServer()
 	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: s.validator()}))

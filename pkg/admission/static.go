@@ -33,6 +33,7 @@ func NewStaticServer(snap *rules.MemorySnapshot, opts Options) *StaticServer {
 			}
 		}}})
 	store := NewStore(opts.Table, snap)
+	store.UseSettings(opts.Settings)
 	store.SetReady()
 	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: store}}))
 	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: store}}))

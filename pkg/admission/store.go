@@ -22,6 +22,7 @@ import (
 type Store struct {
 	mu       sync.RWMutex
 	table    *rules.KindTable
+	settings *rules.Settings
 	snap     *rules.MemorySnapshot
 	reserved map[policyID]time.Time
 	// deleting marks policies whose DELETE this webhook admitted: they had been stored, so
@@ -47,6 +48,14 @@ func NewStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
 	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, deleting: map[policyID]time.Time{}, now: time.Now}
 }
 
+// UseSettings sets the enforcement and message settings every verdict applies; call it
+// before serving.
+func (s *Store) UseSettings(settings *rules.Settings) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settings = settings
+}
+
 // Row returns the kind row for a policy kind.
 func (s *Store) Row(gk schema.GroupKind) (*rules.KindRow, bool) {
 	s.mu.RLock()
@@ -69,6 +78,7 @@ func (s *Store) AddRow(row rules.KindRow) error {
 func (s *Store) Judge(req rules.Request, reserve bool) rules.Verdict {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	req.Settings = s.settings
 	v := rules.Evaluate(req, s.snap)
 	if reserve && v.Allowed() && req.Operation != rules.Delete && req.Policy != nil {
 		s.snap.PutPolicy(req.Policy)
@@ -210,7 +220,7 @@ func (s *Store) DeletionWarning(gk schema.GroupKind, namespace, name string) str
 func (s *Store) GrantDeletionWarning(g *gatewayv1.ReferenceGrant) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return rules.GrantDeletionWarning(s.snap, s.table, g)
+	return rules.GrantDeletionWarning(s.snap, s.table, s.settings, g)
 }
 
 // SetReady marks every informer the rules read as synced.

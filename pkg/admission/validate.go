@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -52,7 +53,21 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if hasReason(verdict, rules.ReasonConflicted) && v.dropDeleted(ctx, gvk, rreq.Policy) {
 		verdict = v.Store.Judge(rreq, !dryRun) // the conflict was with a policy already gone
 	}
+	recordRelaxed(ctx, rreq.Policy, verdict)
 	return Response(gk, rreq, verdict)
+}
+
+// recordRelaxed counts the denials an enforcement mode admitted, and logs the DryRun ones:
+// nobody else sees them.
+func recordRelaxed(ctx context.Context, p *rules.Policy, verdict rules.Verdict) {
+	for _, r := range verdict.Relaxed {
+		reason := rules.ReasonOf(r.Error)
+		relaxedTotal.WithLabelValues(string(r.Mode), reason, p.Row.Kind).Inc()
+		if r.Mode == rules.DryRun {
+			logf.FromContext(ctx).Info("denial admitted by DryRun enforcement", "reason", reason,
+				"kind", p.Row.Kind, "namespace", p.Namespace, "name", p.Name, "field", r.Error.Field, "denial", r.Error.Error())
+		}
+	}
 }
 
 // checkRequest rejects a review that carries no request: answering "allowed" to an empty

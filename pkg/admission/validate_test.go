@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -92,4 +93,29 @@ func decodeJSON(t *testing.T, s string) map[string]any {
 func groupKindOfJSON(obj map[string]any) schema.GroupKind {
 	gv, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
 	return schema.GroupKind{Group: gv.Group, Kind: obj["kind"].(string)}
+}
+
+func TestValidatorEnforcementModes(t *testing.T) {
+	badRef := `{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "p", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "b1"}], "color": "red"}}`
+	denial := `spec.targetRefs[0].kind: Unsupported value: "Service": InvalidTargetRef: supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`
+	cases := map[string]struct {
+		mode         rules.Mode
+		wantWarnings []string
+	}{
+		"Warn admits and says why": {mode: rules.Warn, wantWarnings: []string{denial + " (admitted: enforcement mode is Warn)"}},
+		"DryRun admits silently":   {mode: rules.DryRun},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			v := validator(rules.NewMemorySnapshot())
+			v.Store.UseSettings(&rules.Settings{Enforcement: rules.Enforcement{Default: tc.mode}})
+			counter := relaxedTotal.WithLabelValues(string(tc.mode), rules.ReasonInvalidTargetRef, "ColorPolicy")
+			before := testutil.ToFloat64(counter)
+			resp := v.Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", badRef))
+			assert.True(t, resp.Allowed)
+			assert.Equal(t, tc.wantWarnings, resp.Warnings)
+			assert.Equal(t, before+1, testutil.ToFloat64(counter), "every relaxed denial is counted")
+		})
+	}
 }

@@ -17,25 +17,31 @@ import (
 
 // Report is the result of a check run (the `-o json` contract in DESIGN.md).
 type Report struct {
-	Results []Result `json:"results"`
-	Summary Summary  `json:"summary"`
+	// Enforcement describes the configured modes when they are not all Deny.
+	Enforcement []string `json:"enforcement,omitempty"`
+	Results     []Result `json:"results"`
+	Summary     Summary  `json:"summary"`
 }
 
 // Summary counts verdicts.
 type Summary struct {
 	Allowed int `json:"allowed"`
 	Denied  int `json:"denied"`
+	// Relaxed counts allowed policies that Deny would have rejected (Warn or DryRun).
+	Relaxed int `json:"relaxed,omitempty"`
 }
 
 // Result is the verdict on one policy document.
 type Result struct {
-	APIVersion  string            `json:"apiVersion"`
-	Kind        string            `json:"kind"`
-	Namespace   string            `json:"namespace"`
-	Name        string            `json:"name"`
-	Operation   string            `json:"operation"`
-	Allowed     bool              `json:"allowed"`
-	Denials     []Denial          `json:"denials"`
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Namespace  string   `json:"namespace"`
+	Name       string   `json:"name"`
+	Operation  string   `json:"operation"`
+	Allowed    bool     `json:"allowed"`
+	Denials    []Denial `json:"denials"`
+	// Relaxed are denials their enforcement mode (Warn, DryRun) admitted.
+	Relaxed     []Denial          `json:"relaxed,omitempty"`
 	Warnings    []string          `json:"warnings"`
 	Annotations map[string]string `json:"annotations"`
 	// Source is where the document came from; shown in text output only.
@@ -47,6 +53,8 @@ type Denial struct {
 	Reason  string `json:"reason"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// Mode is set on relaxed denials: Warn or DryRun.
+	Mode string `json:"mode,omitempty"`
 }
 
 // epoch is the first creationTimestamp assigned to a document without one. It is fixed so
@@ -54,22 +62,26 @@ type Denial struct {
 var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Run admits the policies among docs, one by one, against everything else in docs.
-func Run(docs []manifests.Document, table *rules.KindTable) (*Report, error) {
-	report, _, err := Admit(docs, table)
+// settings (nil for the defaults) decide how each denial is enforced, as in the webhook.
+func Run(docs []manifests.Document, table *rules.KindTable, settings *rules.Settings) (*Report, error) {
+	report, _, err := Admit(docs, table, settings)
 	return report, err
 }
 
 // Admit is Run that also returns the state after admission: every non-policy object and
 // the admitted policies.
-func Admit(docs []manifests.Document, table *rules.KindTable) (*Report, *rules.MemorySnapshot, error) {
+func Admit(docs []manifests.Document, table *rules.KindTable, settings *rules.Settings) (*Report, *rules.MemorySnapshot, error) {
 	snap, policies, err := load(docs, table)
 	if err != nil {
 		return nil, nil, err
 	}
 	report := &Report{Results: []Result{}}
+	if settings.Relaxes() {
+		report.Enforcement = settings.Describe()
+	}
 	for _, pd := range policies {
 		p := rules.NewPolicy(pd.row, pd.doc.Object)
-		req := rules.Request{Operation: rules.Create, Policy: p}
+		req := rules.Request{Operation: rules.Create, Policy: p, Settings: settings}
 		if old, ok := snap.GetPolicy(p.GroupKind(), p.Namespace, p.Name); ok {
 			req.Operation, req.OldPolicy = rules.Update, old
 		}
@@ -77,7 +89,7 @@ func Admit(docs []manifests.Document, table *rules.KindTable) (*Report, *rules.M
 		res := Result{
 			APIVersion: stringAt(pd.doc.Object, "apiVersion"), Kind: pd.row.Kind,
 			Namespace: p.Namespace, Name: p.Name, Operation: string(req.Operation),
-			Allowed: v.Allowed(), Denials: denials(v.Denials), Warnings: v.Warnings,
+			Allowed: v.Allowed(), Denials: denials(v.Denials), Relaxed: relaxed(v.Relaxed), Warnings: v.Warnings,
 			Annotations: map[string]string{}, Source: pd.doc.Where(),
 		}
 		if res.Warnings == nil {
@@ -87,6 +99,9 @@ func Admit(docs []manifests.Document, table *rules.KindTable) (*Report, *rules.M
 			snap.PutPolicy(p)
 			annotate(res.Annotations, snap, p)
 			report.Summary.Allowed++
+			if len(v.Relaxed) > 0 {
+				report.Summary.Relaxed++
+			}
 		} else {
 			report.Summary.Denied++
 		}
@@ -169,6 +184,14 @@ func denials(errs field.ErrorList) []Denial {
 	out := make([]Denial, 0, len(errs))
 	for _, e := range errs {
 		out = append(out, Denial{Reason: rules.ReasonOf(e), Field: e.Field, Message: e.ErrorBody()})
+	}
+	return out
+}
+
+func relaxed(list []rules.Relaxed) []Denial {
+	var out []Denial
+	for _, r := range list {
+		out = append(out, Denial{Reason: rules.ReasonOf(r.Error), Field: r.Error.Field, Message: r.Error.ErrorBody(), Mode: string(r.Mode)})
 	}
 	return out
 }

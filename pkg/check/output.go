@@ -4,12 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // WriteText prints the report for people: one line per verdict, the reasons indented under it.
 func WriteText(w io.Writer, r *Report) error {
+	if len(r.Enforcement) > 0 {
+		if _, err := fmt.Fprintf(w, "enforcement: %s\n", strings.Join(r.Enforcement, "; ")); err != nil {
+			return err
+		}
+	}
 	for _, res := range r.Results {
 		verdict := "ALLOWED"
 		if !res.Allowed {
@@ -27,6 +33,14 @@ func WriteText(w io.Writer, r *Report) error {
 				return err
 			}
 		}
+		for _, d := range res.Relaxed {
+			if d.Mode == string(rules.Warn) {
+				continue // shown among the warnings, as kubectl shows it
+			}
+			if _, err := fmt.Fprintf(w, "    %s, would deny: %s: %s\n", d.Mode, d.Field, d.Message); err != nil {
+				return err
+			}
+		}
 		for _, warning := range res.Warnings {
 			if _, err := fmt.Fprintf(w, "    warning: %s\n", warning); err != nil {
 				return err
@@ -38,8 +52,12 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d policies checked: %d allowed, %d denied\n",
-		len(r.Results), r.Summary.Allowed, r.Summary.Denied)
+	relaxed := ""
+	if r.Summary.Relaxed > 0 {
+		relaxed = fmt.Sprintf(" (%d only because of Warn or DryRun enforcement)", r.Summary.Relaxed)
+	}
+	_, err := fmt.Fprintf(w, "%d policies checked: %d allowed%s, %d denied\n",
+		len(r.Results), r.Summary.Allowed, relaxed, r.Summary.Denied)
 	return err
 }
 

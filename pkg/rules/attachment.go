@@ -53,16 +53,8 @@ func (w *walker) namespaceAllowed(routeNS, listenerNS string, l ListenerInfo) bo
 	}
 }
 
-// namespaceLabels returns a namespace's labels, with the name label the API server sets on
-// every namespace even when the snapshot does not hold the Namespace object.
 func (w *walker) namespaceLabels(ns string) map[string]string {
-	out := map[string]string{"kubernetes.io/metadata.name": ns}
-	if obj, ok := w.snap.Object(TargetKey{Group: CoreGroup, Kind: "Namespace", Name: ns}); ok {
-		for k, v := range obj.Labels {
-			out[k] = v
-		}
-	}
-	return out
+	return NamespaceLabels(w.snap, ns)
 }
 
 // protocolRouteKinds are the route kinds a listener admits when allowedRoutes.kinds is

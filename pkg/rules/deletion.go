@@ -86,14 +86,28 @@ func dependsOn(with, without Snapshot, p *Policy, namespace string) bool {
 }
 
 // GrantDeletionWarning describes what deleting a ReferenceGrant breaks; empty if nothing.
-func GrantDeletionWarning(snap Snapshot, table *KindTable, grant *gatewayv1.ReferenceGrant) string {
+// The dependents live in other namespaces by definition, so settings decide whether they
+// are named or only counted by namespace.
+func GrantDeletionWarning(snap Snapshot, table *KindTable, settings *Settings, grant *gatewayv1.ReferenceGrant) string {
 	deps := GrantDependents(snap, table, grant)
 	if len(deps) == 0 {
 		return ""
 	}
-	names := make([]string, 0, len(deps))
-	for _, p := range deps {
-		names = append(names, p.Row.Kind+" "+p.Ref())
+	// deps are sorted by namespace/name, so the policies a hidden name collapses together
+	// are adjacent: "a ColorPolicy in namespace "a" (2 policies)".
+	var names []string
+	count := 0
+	for i, p := range deps {
+		name := settings.Name(p.Row.Kind, p.Namespace, p.Name, grant.Namespace)
+		count++
+		if i+1 < len(deps) && settings.Name(deps[i+1].Row.Kind, deps[i+1].Namespace, deps[i+1].Name, grant.Namespace) == name {
+			continue
+		}
+		if count > 1 {
+			name = fmt.Sprintf("%s (%d policies)", name, count)
+		}
+		names = append(names, name)
+		count = 0
 	}
 	return fmt.Sprintf("%s: deleting ReferenceGrant %s/%s withdraws the cross-namespace reference %d accepted %s %s on: %s; "+
 		"controllers may stop enforcing %s and the next update of %s will be denied",

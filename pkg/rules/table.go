@@ -50,9 +50,14 @@ func (t *KindTable) Load(data []byte, source string) error {
 	if len(f.Kinds) == 0 {
 		return fmt.Errorf("%s: no kinds listed under `kinds`", source)
 	}
+	return t.add(f.Kinds, source)
+}
+
+// add validates rows and adds them all, or none if any is bad.
+func (t *KindTable) add(kinds []KindRow, source string) error {
 	var errs []string
-	for i := range f.Kinds {
-		r := &f.Kinds[i]
+	for i := range kinds {
+		r := &kinds[i]
 		applyRowDefaults(r)
 		r.Source = source
 		if err := validateRow(r); err != nil {
@@ -62,8 +67,8 @@ func (t *KindTable) Load(data []byte, source string) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %s", source, strings.Join(errs, "; "))
 	}
-	for i := range f.Kinds {
-		r := f.Kinds[i]
+	for i := range kinds {
+		r := kinds[i]
 		t.rows[r.GroupKind()] = &r
 	}
 	return nil

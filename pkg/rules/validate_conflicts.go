@@ -31,11 +31,11 @@ func validateConflicts(req *Request, snap Snapshot) (field.ErrorList, []string) 
 		for _, q := range others {
 			if p.Row.Class == Direct {
 				errs = append(errs, field.Forbidden(ref.Path, fmt.Sprintf(
-					"%s already has %s %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
-					key, p.Row.Kind, q.Ref())))
+					"%s already has %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
+					key, req.Settings.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace))))
 				continue
 			}
-			errs = append(errs, inheritedConflicts(p, q, key)...)
+			errs = append(errs, inheritedConflicts(req.Settings, p, q, key)...)
 		}
 	}
 	return withReason(ReasonConflicted, errs...), nil
@@ -56,7 +56,7 @@ func otherPolicies(snap Snapshot, p *Policy, key TargetKey) []*Policy {
 }
 
 // inheritedConflicts compares every block of p with the blocks of q in the same class.
-func inheritedConflicts(p, q *Policy, key TargetKey) field.ErrorList {
+func inheritedConflicts(settings *Settings, p, q *Policy, key TargetKey) field.ErrorList {
 	var errs field.ErrorList
 	qBlocks := q.Blocks()
 	for _, pb := range p.Blocks() {
@@ -74,20 +74,21 @@ func inheritedConflicts(p, q *Policy, key TargetKey) field.ErrorList {
 				if !ok || sameValue(other, s.Value) {
 					continue
 				}
-				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), conflictDetail(p, q, key, pb, strategy, s, other)))
+				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), conflictDetail(settings.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), key, pb, s, other)))
 			}
 		}
 	}
 	return errs
 }
 
-func conflictDetail(p, q *Policy, key TargetKey, b Block, strategy string, s Setting, other any) string {
+// conflictDetail says which other policy (named as the requester may see it) sets what.
+func conflictDetail(other string, key TargetKey, b Block, s Setting, theirs any) string {
 	what := fmt.Sprintf("%s %q", b.Class, s.Path)
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
-	return fmt.Sprintf("%s %s on %s also sets %s to %s (this policy: %s); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level",
-		p.Row.Kind, q.Ref(), key, what, render(other), render(s.Value))
+	return fmt.Sprintf("%s on %s also sets %s to %s (this policy: %s); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level",
+		other, key, what, render(theirs), render(s.Value))
 }
 
 // settingPath is the field path of a setting inside a block ("spec.defaults.colors.light").
