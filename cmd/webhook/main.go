@@ -25,9 +25,15 @@ Usage:
       effective policy of every policy kind on every context path, the policy behind each
       setting, and each policy's impact status (Enforced, PartiallyEnforced, Overridden,
       NoTargets). Exit 0, or 2 on unusable input.
+  webhook audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json]
+      Find the stored policies the rules would deny today (created before the webhook was
+      installed, while it was down, or under Warn/DryRun): replays the cluster's policies
+      (or the manifests') in GEP-713 order, oldest first. Exit 0 if none, 1 if any, 2 on
+      unusable input or an unreachable cluster.
   webhook serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]
-      Serve the validating admission webhook over HTTPS (/validate, /healthz, /readyz,
-      /metrics), judging against informer caches of the cluster.
+      Serve the validating and mutating admission webhook over HTTPS (/validate, /mutate,
+      /healthz, /readyz, /metrics), judging against informer caches of the cluster, and
+      audit the stored policies periodically (--audit-interval).
   webhook kinds [--config FILE] [-o text|json]
       Print the kind table: every policy kind known and what is enforced for it.
   webhook help
@@ -50,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "explain":
 		return runExplain(args[1:], stdin, stdout, stderr)
+	case "audit":
+		return runAudit(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
 	case "kinds":

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
 		port                                                        int
 		http2, liveReads                                            bool
+		auditInterval, reviewTimeout                                time.Duration
 	)
 	fs.StringVar(&host, "host", "", "address to listen on (all interfaces when empty)")
 	fs.IntVar(&port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
@@ -31,6 +33,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
 	fs.BoolVar(&liveReads, "live-reads", true, "when the cache has no other policy at a target, list that kind from the API server first (protects against a policy another replica just admitted; costs a List per such review; safe to turn off with one replica)")
 	fs.StringVar(&configFile, "config", "", configFlagHelp)
+	fs.DurationVar(&reviewTimeout, "review-timeout", admission.DefaultReviewTimeout, "per-review deadline; a review that cannot finish in time is refused with a message saying so (keep it below the webhook configurations' timeoutSeconds)")
+	fs.DurationVar(&auditInterval, "audit-interval", 5*time.Minute, "how often to audit the stored policies (findings in the log and the policyattachment_audit_* metrics); 0 turns it off")
 	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.Usage = func() {
@@ -47,6 +51,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: --tls-min-version must be 1.2 or 1.3, not %q\n", tlsMin)
 		return exitBadInput
 	}
+	if reviewTimeout <= 0 {
+		fmt.Fprintf(stderr, "webhook serve: --review-timeout must be positive, not %s\n", reviewTimeout)
+		return exitBadInput
+	}
 	conf, err := loadConfig(configFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
@@ -57,7 +65,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if snapshotFrom != "" {
 		return serveStatic(snapshotFrom, admission.Options{
 			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
-			Table: conf.table, Settings: conf.settings, Log: log,
+			Table: conf.table, Settings: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
@@ -67,7 +75,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	srv, err := admission.NewServer(cfg, admission.Options{
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
-		Table: conf.table, Settings: conf.settings, Log: log, NoLiveReads: !liveReads,
+		Table: conf.table, Settings: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
+		ReviewTimeout: reviewTimeout,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)

@@ -3,8 +3,8 @@
 // from deploy/base with a URL (this process) instead of the in-cluster Service. It then
 // runs the e2e suite (test/e2e) against that cluster's kubeconfig and exits with its code.
 //
-// The suite can stop and start the webhook through a loopback control endpoint
-// (E2E_WEBHOOK_CONTROL), for the webhook-down drill.
+// The suite can stop, kill and start the webhook (with extra flags) through a loopback
+// control endpoint (E2E_WEBHOOK_CONTROL), for the failure drills.
 package main
 
 import (
@@ -176,7 +176,8 @@ type supervisor struct {
 	cmd  *exec.Cmd
 }
 
-func (s *supervisor) start() error {
+// start runs the webhook with the base arguments plus extra, and waits until it is ready.
+func (s *supervisor) start(extra ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
@@ -186,7 +187,7 @@ func (s *supervisor) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(s.args[0], s.args[1:]...)
+	cmd := exec.Command(s.args[0], append(s.args[1:len(s.args):len(s.args)], extra...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.args[0], err)
@@ -197,6 +198,18 @@ func (s *supervisor) start() error {
 		return fmt.Errorf("%w; see %s", err, s.log)
 	}
 	return nil
+}
+
+// kill ends the webhook with SIGKILL: no graceful shutdown, as when a node dies.
+func (s *supervisor) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
 }
 
 func (s *supervisor) stop() {
@@ -217,7 +230,8 @@ func (s *supervisor) stop() {
 	s.cmd = nil
 }
 
-// serveControl exposes POST /stop and /start on loopback and returns its URL.
+// serveControl exposes POST /stop, /kill and /start (?arg=FLAG, repeatable, adds flags to
+// this run) on loopback and returns its URL.
 func serveControl(s *supervisor) (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -225,8 +239,9 @@ func serveControl(s *supervisor) (string, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, _ *http.Request) { s.stop() })
-	mux.HandleFunc("POST /start", func(w http.ResponseWriter, _ *http.Request) {
-		if err := s.start(); err != nil {
+	mux.HandleFunc("POST /kill", func(w http.ResponseWriter, _ *http.Request) { s.kill() })
+	mux.HandleFunc("POST /start", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.start(r.URL.Query()["arg"]...); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})

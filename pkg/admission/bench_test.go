@@ -37,7 +37,7 @@ func syntheticSnapshot(b *testing.B, table *rules.KindTable) *rules.MemorySnapsh
 // AdmissionReview, the verdict (or the impact patch), and encoding the response.
 func BenchmarkReview(b *testing.B) {
 	table := rules.BuiltinKindTable()
-	store := NewStore(table, syntheticSnapshot(b, table))
+	store := readyStore(table, syntheticSnapshot(b, table))
 	handlers := map[string]http.Handler{
 		"/validate": &webhook.Admission{Handler: &Validator{Store: store}},
 		"/mutate":   &webhook.Admission{Handler: &Mutator{Store: store}},

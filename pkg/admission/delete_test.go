@@ -23,7 +23,7 @@ func deleteReview(t *testing.T, group, kind, namespace, name, old string) admiss
 }
 
 func TestDeletionWarnings(t *testing.T) {
-	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
 	for _, obj := range []string{
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "infra"},
 		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}`,

@@ -27,7 +27,7 @@ func FuzzReview(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	table := rules.BuiltinKindTable()
-	store := NewStore(table, rules.NewMemorySnapshot())
+	store := readyStore(table, rules.NewMemorySnapshot())
 	handlers := []http.Handler{
 		&webhook.Admission{Handler: &Validator{Store: store}},
 		&webhook.Admission{Handler: &Mutator{Store: store}},

@@ -18,7 +18,7 @@ import (
 // TestMalformedReviews sends bad bodies through the real HTTP handler: each gets a clear
 // answer, and none brings the handler down.
 func TestMalformedReviews(t *testing.T) {
-	handler := &webhook.Admission{Handler: &Validator{Store: NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}}
+	handler := &webhook.Admission{Handler: &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}}
 	cases := map[string]struct {
 		contentType, body string
 		wantHTTP          int

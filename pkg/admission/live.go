@@ -17,6 +17,16 @@ import (
 // the webhook always answers: past it, the review is judged on the cache alone.
 const LiveReadTimeout = 2 * time.Second
 
+// liveContext bounds a live read by LiveReadTimeout and by half of what is left of the
+// review's deadline, so a slow API server leaves time to judge on the cache and answer.
+func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := LiveReadTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(deadline)/2)
+	}
+	return context.WithTimeout(ctx, limit)
+}
+
 // confirmFromAPIServer closes the gap between replicas: when the cache holds no other
 // policy of the kind at any of p's attachment points (the moment a just-admitted policy
 // may not have reached this replica's informer yet), it lists that kind in the namespaces
@@ -25,7 +35,7 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 	if v.Live == nil || v.Store.HasOthersAt(p) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, LiveReadTimeout)
+	ctx, cancel := liveContext(ctx)
 	defer cancel()
 	namespaces := map[string]bool{p.Namespace: true}
 	for _, ref := range p.TargetRefs {
@@ -65,7 +75,7 @@ func (v *Validator) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind
 	if v.Live == nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, LiveReadTimeout)
+	ctx, cancel := liveContext(ctx)
 	defer cancel()
 	dropped := false
 	for _, q := range v.Store.Others(p) {

@@ -1,8 +1,12 @@
 package admission
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // Metrics of the admission door, registered on controller-runtime's registry.
@@ -25,6 +29,26 @@ var (
 		Name: "policyattachment_relaxed_denials_total",
 		Help: "Denials admitted by their enforcement mode (Warn or DryRun), by reason and kind.",
 	}, []string{"mode", "reason", "kind"})
+	auditFindings = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "policyattachment_audit_findings",
+		Help: "Stored policies the last audit found the rules would deny today, by kind, reason and configured mode.",
+	}, []string{"kind", "reason", "mode"})
+	auditPolicies = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "policyattachment_audit_policies",
+		Help: "Stored policies the last audit judged.",
+	})
+	auditDuration = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "policyattachment_audit_duration_seconds",
+		Help: "How long the last audit took.",
+	})
+	auditLastRun = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "policyattachment_audit_last_run_timestamp_seconds",
+		Help: "When the last audit finished (Unix time).",
+	})
+	reviewTimeouts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_review_timeouts_total",
+		Help: "Reviews refused because they did not finish within --review-timeout.",
+	})
 	liveReadErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_live_read_errors_total",
 		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
@@ -35,6 +59,31 @@ var (
 	})
 )
 
+// publishAudit replaces the audit gauges with one audit's results. A policy counts once per
+// reason it would be denied for.
+func publishAudit(findings []rules.Finding, audited int, took time.Duration) {
+	type series struct{ kind, reason, mode string }
+	counts := map[series]int{}
+	for _, f := range findings {
+		seen := map[series]bool{}
+		for i, e := range f.Denials {
+			k := series{f.Policy.Row.Kind, rules.ReasonOf(e), string(f.Modes[i])}
+			if !seen[k] {
+				seen[k] = true
+				counts[k]++
+			}
+		}
+	}
+	auditFindings.Reset()
+	for k, n := range counts {
+		auditFindings.WithLabelValues(k.kind, k.reason, k.mode).Set(float64(n))
+	}
+	auditPolicies.Set(float64(audited))
+	auditDuration.Set(took.Seconds())
+	auditLastRun.Set(float64(time.Now().Unix()))
+}
+
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors, relaxedTotal)
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors, relaxedTotal, reviewTimeouts,
+		auditFindings, auditPolicies, auditDuration, auditLastRun)
 }

@@ -34,7 +34,9 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 		return admission.Allowed("")
 	}
 	row, ok := m.Store.Row(schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind})
-	if !ok {
+	if !ok || !m.Store.Ready() {
+		// Unknown kinds are untouched; before the caches sync a prediction would be wrong,
+		// so the policy goes unannotated, as when the mutating webhook is unreachable.
 		return admission.Allowed("")
 	}
 	obj, err := decodeObject(req.Object.Raw)

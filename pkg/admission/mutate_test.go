@@ -15,7 +15,7 @@ import (
 
 func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 	table := rules.BuiltinKindTable()
-	store := NewStore(table, rules.NewMemorySnapshot())
+	store := readyStore(table, rules.NewMemorySnapshot())
 	store.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	for _, obj := range []string{
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "app"},
@@ -51,7 +51,7 @@ func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 }
 
 func TestMutatorLeavesOthersAlone(t *testing.T) {
-	m := &Mutator{Store: NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}
+	m := &Mutator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}
 	resp := m.Handle(context.Background(), review(t, admissionv1.Create, "", "ConfigMap", `{"metadata": {"name": "x"}}`))
 	assert.True(t, resp.Allowed)
 	assert.Empty(t, resp.Patches)

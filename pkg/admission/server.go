@@ -46,7 +46,11 @@ type Options struct {
 	EnableHTTP2 bool
 	// NoLiveReads judges on the cache alone (one replica only; see Validator.Live).
 	NoLiveReads bool
-	Table       *rules.KindTable
+	// ReviewTimeout is the per-review deadline (DefaultReviewTimeout when zero).
+	ReviewTimeout time.Duration
+	// AuditInterval is how often the stored policies are audited (0: never).
+	AuditInterval time.Duration
+	Table         *rules.KindTable
 	// Settings are the config file's enforcement modes and message settings (nil: defaults).
 	Settings *rules.Settings
 	Log      logr.Logger
@@ -114,7 +118,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 }
 
 func (s *Server) validator() *Validator {
-	v := &Validator{Store: s.store}
+	v := &Validator{Store: s.store, Timeout: s.opts.ReviewTimeout}
 	if !s.opts.NoLiveReads {
 		v.Live = s.mgr.GetAPIReader()
 	}
@@ -220,9 +224,23 @@ func (s *Server) onCRD(ctx context.Context, obj any) {
 
 // addCRD adds the discovered row of a labelled CRD and returns its served version.
 func (s *Server) addCRD(u *unstructured.Unstructured) (schema.GroupVersionKind, bool) {
+	row, gvk, ok := rowFromCRD(u)
+	if !ok {
+		return schema.GroupVersionKind{}, false
+	}
+	if err := s.store.AddRow(row); err != nil {
+		s.opts.Log.Error(err, "discovered policy kind has an unusable row", "kind", row.Kind)
+		return schema.GroupVersionKind{}, false
+	}
+	return gvk, gvk.Version != ""
+}
+
+// rowFromCRD builds the discovered row of a CRD labelled as a policy kind, and the version
+// its objects are stored at.
+func rowFromCRD(u *unstructured.Unstructured) (rules.KindRow, schema.GroupVersionKind, bool) {
 	value, labelled := u.GetLabels()[rules.PolicyLabel]
 	if !labelled {
-		return schema.GroupVersionKind{}, false
+		return rules.KindRow{}, schema.GroupVersionKind{}, false
 	}
 	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
 	kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
@@ -230,23 +248,19 @@ func (s *Server) addCRD(u *unstructured.Unstructured) (schema.GroupVersionKind, 
 	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
 	row, ok := rules.DiscoveredRow(group, kind, rules.Scope(scope), value)
 	if !ok {
-		return schema.GroupVersionKind{}, false
+		return rules.KindRow{}, schema.GroupVersionKind{}, false
 	}
-	served := ""
+	stored := ""
 	for _, v := range versions {
 		m, _ := v.(map[string]any)
 		if name, _ := m["name"].(string); name != "" {
 			row.Versions = append(row.Versions, name)
 			if storage, _ := m["storage"].(bool); storage {
-				served = name
+				stored = name
 			}
 		}
 	}
-	if err := s.store.AddRow(row); err != nil {
-		s.opts.Log.Error(err, "discovered policy kind has an unusable row", "kind", kind)
-		return schema.GroupVersionKind{}, false
-	}
-	return schema.GroupVersionKind{Group: group, Version: served, Kind: kind}, served != ""
+	return row, schema.GroupVersionKind{Group: group, Version: stored, Kind: kind}, true
 }
 
 // watch feeds one kind's informer events into the store.
@@ -296,15 +310,44 @@ func (s *Server) maintain(ctx context.Context) error {
 	s.opts.Log.Info("informers synced; ready")
 	tick := time.NewTicker(ReservationTTL / 3)
 	defer tick.Stop()
+	var audits <-chan time.Time
+	if s.opts.AuditInterval > 0 {
+		s.audit()
+		t := time.NewTicker(s.opts.AuditInterval)
+		defer t.Stop()
+		audits = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 			reservationsExpired.Add(float64(s.store.ExpireReservations()))
+		case <-audits:
+			s.audit()
 		}
 	}
 }
+
+// audit runs the periodic audit and publishes its counts.
+func (s *Server) audit() {
+	start := time.Now()
+	findings, audited := s.store.Audit()
+	publishAudit(findings, audited, time.Since(start))
+	if len(findings) > 0 {
+		names := make([]string, 0, maxLoggedFindings)
+		for _, f := range findings[:min(len(findings), maxLoggedFindings)] {
+			names = append(names, f.Policy.Row.Kind+" "+f.Policy.Ref())
+		}
+		s.opts.Log.Info("audit: stored policies the rules would deny today; run `webhook audit` for the reasons",
+			"policies", audited, "findings", len(findings), "first", names, "took", time.Since(start).String())
+		return
+	}
+	s.opts.Log.Info("audit: every stored policy passes the rules", "policies", audited, "took", time.Since(start).String())
+}
+
+// maxLoggedFindings bounds the names an audit log line carries.
+const maxLoggedFindings = 10
 
 // instrument counts and times the reviews of one webhook.
 func instrument(name string, wh *webhook.Admission) *webhook.Admission {

@@ -35,7 +35,7 @@ func NewStaticServer(snap *rules.MemorySnapshot, opts Options) *StaticServer {
 	store := NewStore(opts.Table, snap)
 	store.UseSettings(opts.Settings)
 	store.SetReady()
-	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: store}}))
+	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: &Validator{Store: store, Timeout: opts.ReviewTimeout}}))
 	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: store}}))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, readyz(store))

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,18 +75,25 @@ func (s *Store) AddRow(row rules.KindRow) error {
 }
 
 // Judge evaluates a request and, when reserve is set and the write is allowed, reserves
-// the policy in the snapshot within the same critical section.
-func (s *Store) Judge(req rules.Request, reserve bool) rules.Verdict {
+// the policy in the snapshot within the same critical section. It reports false, and
+// reserves nothing, when ctx ended first: the caller has already given up on the review.
+func (s *Store) Judge(ctx context.Context, req rules.Request, reserve bool) (rules.Verdict, bool) {
+	if ctx.Err() != nil {
+		return rules.Verdict{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	req.Settings = s.settings
 	v := rules.Evaluate(req, s.snap)
+	if ctx.Err() != nil {
+		return rules.Verdict{}, false
+	}
 	if reserve && v.Allowed() && req.Operation != rules.Delete && req.Policy != nil {
 		s.snap.PutPolicy(req.Policy)
 		s.reserved[idOf(req.Policy)] = s.now()
 		s.changedAt = s.now()
 	}
-	return v
+	return v, true
 }
 
 // Upsert applies an informer add or update.
@@ -221,6 +229,31 @@ func (s *Store) GrantDeletionWarning(g *gatewayv1.ReferenceGrant) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return rules.GrantDeletionWarning(s.snap, s.table, s.settings, g)
+}
+
+// auditChunk is how many policies an audit judges per read lock, so reviews (which take
+// the write lock) never wait behind a whole audit.
+const auditChunk = 200
+
+// Audit replays the stored policies in GEP-713 order (rules.Auditor) and returns the ones
+// the rules would deny today, and how many it audited.
+func (s *Store) Audit() (findings []rules.Finding, audited int) {
+	s.mu.RLock()
+	policies := s.snap.Policies()
+	settings := s.settings
+	s.mu.RUnlock()
+	rules.SortForAudit(policies)
+	a := rules.NewAuditor(settings)
+	for start := 0; start < len(policies); start += auditChunk {
+		s.mu.RLock()
+		for _, p := range policies[start:min(start+auditChunk, len(policies))] {
+			if f, ok := a.Judge(s.snap, p); ok {
+				findings = append(findings, f)
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return findings, len(policies)
 }
 
 // SetReady marks every informer the rules read as synced.

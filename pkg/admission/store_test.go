@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -61,7 +62,7 @@ func TestStoreConcurrentPair(t *testing.T) {
 }
 
 func TestStoreReservationExpires(t *testing.T) {
-	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
 	v := &Validator{Store: store}
@@ -79,4 +80,41 @@ func TestStoreReservationExpires(t *testing.T) {
 
 	store.Remove(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "two")
 	assert.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("four"))).Allowed)
+}
+
+// The periodic audit judges in chunks; its result must not depend on the chunk size.
+func TestStoreAuditAcrossChunks(t *testing.T) {
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store.UseSettings(&rules.Settings{Enforcement: rules.Enforcement{Default: rules.Warn}})
+	tls := schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}
+	const services = 3*auditChunk + 7
+	for i := 0; i < services; i++ {
+		o := decodeJSON(t, fmt.Sprintf(`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+			"metadata": {"name": "p%d", "namespace": "app", "creationTimestamp": "2024-01-01T00:00:%02dZ"},
+			"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "s%d", "sectionName": "https"}],
+			         "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`, i, i%60, i))
+		store.Upsert(tls, o)
+	}
+	// Every 100th service gets a second, younger policy (created while the webhook was down).
+	var want []string
+	for i := 0; i < services; i += 100 {
+		o := decodeJSON(t, fmt.Sprintf(`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+			"metadata": {"name": "late%d", "namespace": "app", "creationTimestamp": "2024-02-01T00:00:00Z"},
+			"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "s%d", "sectionName": "https"}],
+			         "validation": {"hostname": "other", "wellKnownCACertificates": "System"}}}`, i, i))
+		store.Upsert(tls, o)
+		want = append(want, fmt.Sprintf("app/late%d", i))
+	}
+	findings, audited := store.Audit()
+	assert.Equal(t, services+len(want), audited)
+	var got []string
+	for _, f := range findings {
+		got = append(got, f.Policy.Ref())
+		assert.Equal(t, []rules.Mode{rules.Warn}, f.Modes)
+	}
+	assert.ElementsMatch(t, want, got)
+
+	publishAudit(findings, audited, time.Millisecond)
+	assert.Equal(t, float64(len(want)), testutil.ToFloat64(auditFindings.WithLabelValues("BackendTLSPolicy", rules.ReasonConflicted, "Warn")))
+	assert.Equal(t, float64(audited), testutil.ToFloat64(auditPolicies))
 }

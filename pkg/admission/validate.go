@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,7 +26,15 @@ type Validator struct {
 	Store *Store
 	// Live reads from the API server when the cache may be behind; nil reads the cache only.
 	Live client.Reader
+	// Timeout is the per-review deadline (DefaultReviewTimeout when zero). It must be shorter
+	// than the webhook configuration's timeoutSeconds, so that a review that cannot finish is
+	// refused in this webhook's words instead of the API server's timeout.
+	Timeout time.Duration
 }
+
+// DefaultReviewTimeout leaves 2 s of the configurations' 5 s timeoutSeconds for the network
+// and the API server.
+const DefaultReviewTimeout = 3 * time.Second
 
 var _ admission.Handler = (*Validator)(nil)
 
@@ -34,9 +43,22 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if err := checkRequest(req); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
+	// The deadline runs from the moment the review arrives.
+	timeout := v.Timeout
+	if timeout <= 0 {
+		timeout = DefaultReviewTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
 	if req.Operation == admissionv1.Delete {
 		return v.deletion(gk, req)
+	}
+	if !v.Store.Ready() {
+		// Before the caches sync, the store does not know the stored policies: a conflict
+		// would go unseen. Refuse rather than guess; the API server reports the message.
+		// (DELETE never reaches here: deletions are always allowed.)
+		return admission.Errored(http.StatusServiceUnavailable, errNotReady)
 	}
 	row, ok := v.Store.Row(gk)
 	if !ok {
@@ -49,13 +71,21 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	dryRun := req.DryRun != nil && *req.DryRun
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
 	v.confirmFromAPIServer(ctx, gvk, rreq.Policy)
-	verdict := v.Store.Judge(rreq, !dryRun)
-	if hasReason(verdict, rules.ReasonConflicted) && v.dropDeleted(ctx, gvk, rreq.Policy) {
-		verdict = v.Store.Judge(rreq, !dryRun) // the conflict was with a policy already gone
+	verdict, ok := v.Store.Judge(ctx, rreq, !dryRun)
+	if ok && hasReason(verdict, rules.ReasonConflicted) && v.dropDeleted(ctx, gvk, rreq.Policy) {
+		verdict, ok = v.Store.Judge(ctx, rreq, !dryRun) // the conflict was with a policy already gone
+	}
+	if !ok {
+		reviewTimeouts.Inc()
+		return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf(
+			"policy attachment review of %s %s/%s did not finish within %s (--review-timeout): the write was not checked, so it is refused; retry, and if it persists see the webhook's log and policyattachment_live_read_errors_total",
+			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, timeout))
 	}
 	recordRelaxed(ctx, rreq.Policy, verdict)
 	return Response(gk, rreq, verdict)
 }
+
+var errNotReady = fmt.Errorf("the policy attachment webhook is starting and has not read the cluster's policies yet, so it cannot judge this write; retry in a few seconds")
 
 // recordRelaxed counts the denials an enforcement mode admitted, and logs the DryRun ones:
 // nobody else sees them.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func review(t *testing.T, op admissionv1.Operation, group, kind, object string) 
 }
 
 func validator(snap *rules.MemorySnapshot) *Validator {
-	return &Validator{Store: NewStore(rules.BuiltinKindTable(), snap)}
+	return &Validator{Store: readyStore(rules.BuiltinKindTable(), snap)}
 }
 
 func TestValidatorDenialIsInvalid(t *testing.T) {
@@ -118,4 +119,58 @@ func TestValidatorEnforcementModes(t *testing.T) {
 			assert.Equal(t, before+1, testutil.ToFloat64(counter), "every relaxed denial is counted")
 		})
 	}
+}
+
+// readyStore is a store whose caches count as synced, as after start-up.
+func readyStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
+	s := NewStore(table, snap)
+	s.SetReady()
+	return s
+}
+
+func TestValidatorRefusesUntilSynced(t *testing.T) {
+	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	policy := review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("early"))
+
+	resp := (&Validator{Store: store}).Handle(context.Background(), policy)
+	assert.False(t, resp.Allowed, "before sync a conflict would go unseen")
+	assert.Equal(t, int32(http.StatusServiceUnavailable), resp.Result.Code)
+	assert.Equal(t, "the policy attachment webhook is starting and has not read the cluster's policies yet, so it cannot judge this write; retry in a few seconds", resp.Result.Message)
+
+	mutated := (&Mutator{Store: store}).Handle(context.Background(), policy)
+	assert.True(t, mutated.Allowed)
+	assert.Empty(t, mutated.Patches, "no prediction from an empty cache")
+
+	deletion := (&Validator{Store: store}).Handle(context.Background(), deleteReview(t, rules.GatewayGroup, "BackendTLSPolicy", "app", "early", btls("early")))
+	assert.True(t, deletion.Allowed, "deletions never wait for the caches")
+
+	store.SetReady()
+	assert.True(t, (&Validator{Store: store}).Handle(context.Background(), policy).Allowed)
+}
+
+func TestValidatorReviewDeadline(t *testing.T) {
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	v := &Validator{Store: store, Timeout: 20 * time.Millisecond}
+	policy := review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("slow"))
+
+	// Something holds the store (in life: a stuck writer); the review must not wait past
+	// its deadline, and must not reserve the policy it refused.
+	store.mu.Lock()
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		store.mu.Unlock()
+		close(released)
+	}()
+	before := testutil.ToFloat64(reviewTimeouts)
+	resp := v.Handle(context.Background(), policy)
+	<-released
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, int32(http.StatusServiceUnavailable), resp.Result.Code)
+	assert.Equal(t, "policy attachment review of BackendTLSPolicy app/slow did not finish within 20ms (--review-timeout): the write was not checked, so it is refused; retry, and if it persists see the webhook's log and policyattachment_live_read_errors_total", resp.Result.Message)
+	assert.Equal(t, before+1, testutil.ToFloat64(reviewTimeouts))
+	assert.False(t, store.Has(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "slow"), "a refused review reserves nothing")
+
+	other := review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("next"))
+	assert.True(t, v.Handle(context.Background(), other).Allowed, "the deadline is per review")
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,8 +101,8 @@ func expectDenied(t *testing.T, cl client.Client, obj *unstructured.Unstructured
 	require.Equal(t, want, createErr(cl, obj))
 }
 
-// webhook stops or starts the webhook: through the local harness's control endpoint, or
-// by scaling the Deployment in a real cluster.
+// webhook stops, kills or starts the webhook: through the local harness's control
+// endpoint, or by scaling the Deployment (deleting its pods, for kill) in a real cluster.
 func webhook(t *testing.T, action string) {
 	t.Helper()
 	if url := os.Getenv("E2E_WEBHOOK_CONTROL"); url != "" {
@@ -112,6 +113,18 @@ func webhook(t *testing.T, action string) {
 		return
 	}
 	cl, _ := newClient(t)
+	if action == "kill" {
+		// As when nodes die: every pod gone at once, no graceful shutdown.
+		pods := &unstructured.UnstructuredList{}
+		pods.SetAPIVersion("v1")
+		pods.SetKind("PodList")
+		require.NoError(t, cl.List(context.Background(), pods, client.InNamespace("policyattachment-system"),
+			client.MatchingLabels{"app.kubernetes.io/name": "policyattachment-webhook"}))
+		for i := range pods.Items {
+			require.NoError(t, client.IgnoreNotFound(cl.Delete(context.Background(), &pods.Items[i], client.GracePeriodSeconds(0))))
+		}
+		return
+	}
 	replicas := 2
 	if action == "stop" {
 		replicas = 0
@@ -131,4 +144,20 @@ func webhook(t *testing.T, action string) {
 		}
 		return nil
 	})
+}
+
+// restartWebhookWith restarts the local harness's webhook with extra flags; without the
+// harness (a real cluster) the test is skipped, as flags live in the Deployment there.
+func restartWebhookWith(t *testing.T, flags ...string) {
+	t.Helper()
+	url := os.Getenv("E2E_WEBHOOK_CONTROL")
+	if url == "" {
+		t.Skip("needs the local harness (make e2e) to restart the webhook with other flags")
+	}
+	webhook(t, "stop")
+	q := neturl.Values{"arg": flags}
+	resp, err := http.Post(url+"/start?"+q.Encode(), "text/plain", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
@@ -89,7 +92,7 @@ func TestReferenceGrantAddedThenRemoved(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, cl.Delete(context.Background(), grant.DeepCopy()))
-	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant e2e-infra/app-colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy e2e-app/cross-ns; controllers may stop enforcing it and the next update of it will be denied"}, w.Take())
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant e2e-infra/app-colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace \"e2e-app\"; controllers may stop enforcing it and the next update of it will be denied"}, w.Take())
 
 	// Without the grant, the policy's next update is denied.
 	stored := &unstructured.Unstructured{}
@@ -168,6 +171,13 @@ func TestWebhookDown(t *testing.T) {
 	stored.SetGroupVersionKind(unannotated.GroupVersionKind())
 	require.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(unannotated), stored))
 	assert.Empty(t, stored.GetAnnotations()["policyattachment.io/impact"])
+	// What slips through meanwhile: a policy conflicting with an older one.
+	apply(t, cl, load(t, "accepted.yaml")...)
+	conflicting := load(t, "accepted.yaml")[0]
+	conflicting.SetName("while-down-conflicting")
+	require.NoError(t, unstructured.SetNestedField(conflicting.Object, "blue", "spec", "color"))
+	require.Equal(t, "<created>", createErr(cl, conflicting))
+	defer func() { _ = cl.Delete(ctx, conflicting) }()
 	validating.SetResourceVersion("")
 	validating.SetUID("")
 	require.NoError(t, cl.Create(ctx, validating))
@@ -179,6 +189,24 @@ func TestWebhookDown(t *testing.T) {
 		}
 		return nil
 	})
+
+	// The README's way to find what was admitted while the webhook was away: `webhook
+	// audit` reads the cluster and replays its policies oldest first.
+	table := rules.BuiltinKindTable()
+	docs, err := admission.ReadCluster(ctx, cfg, table, io.Discard)
+	require.NoError(t, err)
+	report, err := check.Audit(docs, table, nil)
+	require.NoError(t, err)
+	var found []check.Denial
+	for _, f := range report.Findings {
+		if f.Namespace == "e2e-infra" && f.Name == "while-down-conflicting" {
+			found = f.Denials
+		}
+		assert.NotEqual(t, "while-down-unvalidated", f.Name, "a valid policy admitted while down is no finding")
+	}
+	assert.Equal(t, []check.Denial{{Reason: "Conflicted", Field: "spec", Mode: "Deny",
+		Message: `Forbidden: Conflicted: ColorPolicy e2e-infra/gw-defaults on Gateway e2e-infra/gw also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); ` +
+			"at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level"}}, found)
 }
 
 func TestKubeSystemIsNeverReviewed(t *testing.T) {

@@ -220,7 +220,7 @@ spec:
 		return cl.Delete(ctx, grant.DeepCopy(), client.DryRunAll) == nil && len(w.Take()) == 1
 	}, 10*time.Second, 50*time.Millisecond, "the informer has seen the policy")
 	require.NoError(t, cl.Delete(ctx, grant))
-	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant del-infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: ColorPolicy del-app/shared; controllers may stop enforcing it and the next update of it will be denied"}, w.Take())
+	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant del-infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace \"del-app\"; controllers may stop enforcing it and the next update of it will be denied"}, w.Take())
 
 	require.NoError(t, cl.Delete(ctx, policy))
 	assert.Equal(t, []string{"DeleteImpact: deleting ColorPolicy del-app/shared removes atomic overrides that reach no paths"}, w.Take())
@@ -388,7 +388,10 @@ spec:
 
 	reader, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
-	replica := &admission.Validator{Store: admission.NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot()), Live: reader}
+	// A replica whose informers have synced but not yet seen "first".
+	store := admission.NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store.SetReady()
+	replica := &admission.Validator{Store: store, Live: reader}
 	second := first.DeepCopy()
 	second.SetName("second")
 	second.SetResourceVersion("")

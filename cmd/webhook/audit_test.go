@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/pkg/check"
+)
+
+// The examples are one admission sequence; read as stored state, the audit must find
+// exactly the policies `check` denies, in the same words.
+func TestAuditFindsWhatCheckDenies(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "audit", "-f", "../../examples", "-o", "json")
+	require.Equal(t, 1, code, errOut)
+	var report check.AuditReport
+	require.NoError(t, json.Unmarshal([]byte(out), &report))
+
+	code, out, errOut = runCLI(t, "", "check", "-f", "../../examples", "-o", "json")
+	require.Equal(t, 1, code, errOut)
+	var checked check.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &checked))
+
+	var want []check.AuditFinding
+	for _, r := range checked.Results {
+		if r.Allowed {
+			continue
+		}
+		f := check.AuditFinding{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Denials: r.Denials}
+		for i := range f.Denials {
+			f.Denials[i].Mode = "Deny"
+		}
+		want = append(want, f)
+	}
+	for i := range report.Findings {
+		assert.NotEmpty(t, report.Findings[i].Created)
+		report.Findings[i].Created = ""
+	}
+	assert.Equal(t, want, report.Findings)
+	assert.Equal(t, check.AuditSummary{Policies: 11, Findings: 5}, report.Summary)
+}
+
+func TestAuditText(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"state.yaml": gatewayAndRoute + `---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: young, creationTimestamp: "2024-05-01T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: blue}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: old, creationTimestamp: "2024-04-01T00:00:00Z"}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}
+`, "warn.yaml": "enforcement: {default: Warn}\n"})
+	code, out, errOut := runCLI(t, "", "audit", "-f", filepath.Join(dir, "state.yaml"), "--config", filepath.Join(dir, "warn.yaml"))
+	require.Equal(t, 1, code, errOut)
+	assert.Equal(t, "WOULD DENY ColorPolicy default/young (created 2024-05-01T00:00:00Z)\n"+
+		`    spec: Forbidden: Conflicted: ColorPolicy default/old on Gateway default/gw also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+
+		"at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level [mode Warn]\n"+
+		"2 policies audited: 1 would be denied today\n", out)
+}
+
+func TestAuditCleanAndBadInput(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ok.yaml": gatewayAndRoute})
+	code, out, _ := runCLI(t, "", "audit", "-f", dir)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "0 policies audited: 0 would be denied today\n", out)
+
+	code, _, errOut := runCLI(t, "", "audit", "-f", dir, "-o", "yaml")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "webhook audit: --output must be text or json, not \"yaml\"\n", errOut)
+
+	code, _, errOut = runCLI(t, "", "audit", "--kubeconfig", filepath.Join(dir, "missing-kubeconfig"))
+	assert.Equal(t, 2, code)
+	assert.True(t, strings.HasPrefix(errOut, "webhook audit: "), errOut)
+	assert.Contains(t, errOut, "missing-kubeconfig")
+
+	code, _, errOut = runCLI(t, "", "audit", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, errOut, "of two conflicting\npolicies, the younger is reported")
+}

@@ -1,0 +1,86 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// AuditReport lists the stored policies the rules would deny today (`webhook audit -o json`).
+type AuditReport struct {
+	Findings []AuditFinding `json:"findings"`
+	Summary  AuditSummary   `json:"summary"`
+}
+
+// AuditSummary counts what the audit looked at and found.
+type AuditSummary struct {
+	Policies int `json:"policies"`
+	Findings int `json:"findings"`
+}
+
+// AuditFinding is one policy that would be denied, with each denial's configured mode.
+type AuditFinding struct {
+	Kind      string   `json:"kind"`
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	Created   string   `json:"created"`
+	Denials   []Denial `json:"denials"`
+}
+
+// Audit treats docs as the stored state (every policy in them exists) and replays the
+// policies in GEP-713 order, reporting those the rules would deny.
+func Audit(docs []manifests.Document, table *rules.KindTable, settings *rules.Settings) (*AuditReport, error) {
+	snap, err := State(docs, table)
+	if err != nil {
+		return nil, err
+	}
+	return AuditSnapshot(snap, settings), nil
+}
+
+// AuditSnapshot is Audit over a snapshot already built.
+func AuditSnapshot(snap *rules.MemorySnapshot, settings *rules.Settings) *AuditReport {
+	findings, audited := rules.Audit(snap, settings)
+	report := &AuditReport{Findings: []AuditFinding{}, Summary: AuditSummary{Policies: audited, Findings: len(findings)}}
+	for _, f := range findings {
+		out := AuditFinding{Kind: f.Policy.Row.Kind, Namespace: f.Policy.Namespace, Name: f.Policy.Name, Denials: denials(f.Denials)}
+		if !f.Policy.Created.IsZero() {
+			out.Created = f.Policy.Created.UTC().Format(time.RFC3339)
+		}
+		for i := range out.Denials {
+			out.Denials[i].Mode = string(f.Modes[i])
+		}
+		report.Findings = append(report.Findings, out)
+	}
+	return report
+}
+
+// WriteAuditText prints findings for people, oldest first.
+func WriteAuditText(w io.Writer, r *AuditReport) error {
+	for _, f := range r.Findings {
+		ref := f.Name
+		if f.Namespace != "" {
+			ref = f.Namespace + "/" + f.Name
+		}
+		if _, err := fmt.Fprintf(w, "WOULD DENY %s %s (created %s)\n", f.Kind, ref, f.Created); err != nil {
+			return err
+		}
+		for _, d := range f.Denials {
+			if _, err := fmt.Fprintf(w, "    %s: %s [mode %s]\n", d.Field, d.Message, d.Mode); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d policies audited: %d would be denied today\n", r.Summary.Policies, r.Summary.Findings)
+	return err
+}
+
+// WriteAuditJSON prints the report as JSON.
+func WriteAuditJSON(w io.Writer, r *AuditReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

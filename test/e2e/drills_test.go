@@ -1,0 +1,130 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// drillPolicy is a BackendTLSPolicy on Service svc's https port; two on one Service conflict.
+func drillPolicy(name, svc string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+		"metadata": map[string]any{"name": name, "namespace": "e2e-drill"},
+		"spec": map[string]any{
+			"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": svc, "sectionName": "https"}},
+			"validation": map[string]any{"hostname": name + ".example", "wellKnownCACertificates": "System"},
+		},
+	}}
+}
+
+func drillService(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": name, "namespace": "e2e-drill"},
+		"spec":     map[string]any{"ports": []any{map[string]any{"name": "https", "port": int64(443)}}},
+	}}
+}
+
+// Killed (SIGKILL, no graceful shutdown) in the middle of a steady apply loop and started
+// again: while it is gone writes fail (failurePolicy Fail); while it starts it refuses
+// (its caches have not synced); once ready it judges against everything stored before.
+// At no point is a policy conflicting with a stored one admitted.
+func TestKilledDuringApplyLoop(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "e2e-drill"}}}
+	apply(t, cl, ns)
+	const services = 20
+	for i := 0; i < services; i++ {
+		svc := fmt.Sprintf("loop-%d", i)
+		require.NoError(t, cl.Create(ctx, drillService(svc)))
+		require.Equal(t, "<created>", createErr(cl, drillPolicy(svc+"-first", svc)))
+	}
+
+	var (
+		mu       sync.Mutex
+		outcomes = map[string]int{}
+		admitted []string
+	)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			svc := fmt.Sprintf("loop-%d", i%services)
+			name := fmt.Sprintf("%s-attempt-%d", svc, i)
+			err := cl.Create(ctx, drillPolicy(name, svc))
+			kind := ""
+			switch {
+			case err == nil:
+				kind = "ADMITTED"
+			case strings.Contains(err.Error(), "Conflicted: Service e2e-drill/"+svc+" section https already has BackendTLSPolicy e2e-drill/"+svc+"-first"):
+				kind = "denied: Conflicted"
+			case strings.Contains(err.Error(), "has not read the cluster's policies yet"):
+				kind = "refused: starting"
+			case strings.Contains(err.Error(), "failed calling webhook"):
+				kind = "failed: webhook unreachable"
+				time.Sleep(20 * time.Millisecond) // do not spin on connection refused
+			default:
+				kind = "other: " + err.Error()
+			}
+			mu.Lock()
+			outcomes[kind]++
+			if err == nil {
+				admitted = append(admitted, name)
+			}
+			mu.Unlock()
+		}
+	}()
+
+	time.Sleep(time.Second)
+	webhook(t, "kill")
+	time.Sleep(2 * time.Second)
+	webhook(t, "start")
+	time.Sleep(2 * time.Second)
+	close(stop)
+	<-done
+
+	t.Logf("outcomes of policies conflicting with a stored one: %v", outcomes)
+	assert.Empty(t, admitted, "a conflicting policy was admitted")
+	assert.Positive(t, outcomes["denied: Conflicted"], "judged before the kill and after the restart")
+	assert.Positive(t, outcomes["failed: webhook unreachable"], "the loop ran while the webhook was gone")
+	for kind := range outcomes {
+		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "failed: webhook unreachable"}, kind)
+	}
+}
+
+// A review that cannot finish in time is refused by the webhook's own deadline, in its own
+// words, long before the API server's timeout (timeoutSeconds: 5) would answer instead.
+func TestSlowReviewAnswersBeforeTheAPIServerTimeout(t *testing.T) {
+	restartWebhookWith(t, "--review-timeout=1ns") // every review misses its deadline
+	defer func() {
+		webhook(t, "stop")
+		webhook(t, "start")
+	}()
+	cl, _ := newClient(t)
+	apply(t, cl, load(t, "topology.yaml")...)
+	policy := load(t, "warning.yaml")[0]
+	policy.SetName("slow")
+	start := time.Now()
+	got := createErr(cl, policy)
+	took := time.Since(start)
+	assert.Equal(t, denied+"policy attachment review of ColorPolicy e2e-app/slow did not finish within 1ns (--review-timeout): the write was not checked, so it is refused; "+
+		"retry, and if it persists see the webhook's log and policyattachment_live_read_errors_total", got)
+	assert.Less(t, took, 5*time.Second, "answered by the webhook, not by the API server's timeout")
+}
