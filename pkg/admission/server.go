@@ -109,8 +109,8 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	s.store.UseSettings(opts.Settings)
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	hooks = mgr.GetWebhookServer()
-	hooks.Register(PathValidate, instrument("validate", &webhook.Admission{Handler: s.validator()}))
-	hooks.Register(PathMutate, instrument("mutate", &webhook.Admission{Handler: &Mutator{Store: s.store}}))
+	hooks.Register(PathValidate, reviewHandler("validate", s.validator()))
+	hooks.Register(PathMutate, reviewHandler("mutate", &Mutator{Store: s.store}))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, readyz(s.store))
 	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))

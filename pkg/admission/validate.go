@@ -152,6 +152,9 @@ func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, er
 	if obj == nil {
 		return out, fmt.Errorf("the review for %s %s/%s carries no object", row.Kind, req.Namespace, req.Name)
 	}
+	if err := matchesRequest(obj, req); err != nil {
+		return out, err
+	}
 	out.Policy = rules.NewPolicy(row, obj)
 	if out.Policy.Namespace == "" && row.Scope == rules.Namespaced {
 		// The API server names the namespace in the request even when the body omits it.
@@ -167,6 +170,23 @@ func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, er
 		}
 	}
 	return out, nil
+}
+
+// matchesRequest refuses an object whose own apiVersion or kind contradicts the review's
+// kind (or a resource of another group): the API server never sends one, so it is a forged
+// review trying to have one kind judged by another kind's rules.
+func matchesRequest(obj map[string]any, req admission.Request) error {
+	kind, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	switch {
+	case kind != "" && kind != req.Kind.Kind,
+		apiVersion != "" && (err != nil || gv.Group != req.Kind.Group),
+		req.Resource.Resource != "" && req.Resource.Group != req.Kind.Group:
+		return fmt.Errorf("the object (%s, kind %s) does not match the review's kind %s.%s and resource %s.%s",
+			apiVersion, kind, req.Kind.Kind, req.Kind.Group, req.Resource.Resource, req.Resource.Group)
+	}
+	return nil
 }
 
 // decodeObject decodes generic JSON and drops managedFields, which no rule reads.
@@ -194,6 +214,18 @@ func Response(gk schema.GroupKind, req rules.Request, v rules.Verdict) admission
 		status := apierrors.NewInvalid(gk, req.Policy.Name, v.Denials).Status()
 		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 	}
-	resp.Warnings = v.Warnings
+	resp.Warnings = capWarnings(v.Warnings)
 	return resp
+}
+
+// MaxWarnings bounds the warnings of one answer: the API server returns each as an HTTP
+// header, and kubectl prints them all. `webhook check` shows every one.
+const MaxWarnings = 10
+
+func capWarnings(warnings []string) []string {
+	if len(warnings) <= MaxWarnings {
+		return warnings
+	}
+	out := append([]string(nil), warnings[:MaxWarnings-1]...)
+	return append(out, fmt.Sprintf("%d more warnings not shown; `webhook check -f` on the manifest lists them all", len(warnings)-(MaxWarnings-1)))
 }

@@ -72,6 +72,9 @@ func Evaluate(req Request, snap Snapshot) Verdict {
 		errs, warnings := r(&req, snap)
 		found = append(found, errs...)
 		v.Warnings = append(v.Warnings, warnings...)
+		if req.Policy.TooManyTargetRefs() {
+			break // validateTargetRefs, first, refused the list whole; nothing else to judge
+		}
 	}
 	if len(found) == 0 {
 		return v

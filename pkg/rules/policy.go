@@ -95,6 +95,9 @@ func (p *Policy) Higher(q *Policy) bool {
 	return p.Ref() < q.Ref()
 }
 
+// TooManyTargetRefs reports whether the policy names more targets than its kind allows.
+func (p *Policy) TooManyTargetRefs() bool { return len(p.TargetRefs) > p.Row.MaxRefs() }
+
 // NewPolicy decodes a policy object (generic JSON, as from an AdmissionReview) for row.
 // It never fails: shape problems are kept and reported by the target reference rule.
 func NewPolicy(row *KindRow, obj map[string]any) *Policy {

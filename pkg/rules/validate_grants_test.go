@@ -41,6 +41,30 @@ spec:
 		"v1beta1 grant naming the Gateway": {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1beta1", "app", "gw")}},
 		"grant naming another Gateway":     {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "other")}, want: denied},
 		"grant from another namespace":     {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "web", "")}, want: denied},
+		// ReferenceGrant has no wildcards (GEP-709): "*" and "" are literal values that
+		// match nothing, however they look.
+		"wildcard-looking grant": {
+			policy: crossNamespaceColor,
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: g, namespace: infra}
+spec:
+  from:
+  - {group: "*", kind: "*", namespace: "*"}
+  - {group: policies.controller.io, kind: ColorPolicy, namespace: "*"}
+  - {group: policies.controller.io, kind: "*", namespace: app}
+  - {group: "", kind: ColorPolicy, namespace: app}
+  to:
+  - {group: "*", kind: "*", name: "*"}
+  - {group: gateway.networking.k8s.io, kind: "*"}`},
+			want: denied,
+		},
+		"grant whose to names another object with a glob": {
+			policy: crossNamespaceColor,
+			world:  []string{grant("gateway.networking.k8s.io/v1", "app", `"g*"`)},
+			want:   denied,
+		},
 		"grant for another policy kind": {
 			policy: crossNamespaceColor,
 			world: []string{`

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -34,8 +35,11 @@ func validateTargetRefs(req *Request, _ Snapshot) (field.ErrorList, []string) {
 	errs := append(field.ErrorList{}, p.decodeErrs...)
 
 	errs = append(errs, validateRefFields(p, spec)...)
-	if len(p.TargetRefs) > row.MaxRefs() {
+	if p.TooManyTargetRefs() {
+		// One error, not one per reference: the list is refused whole (the CRD's maxItems
+		// would refuse it too), and 10,000 item errors would only make a megabyte answer.
 		errs = append(errs, field.TooMany(spec.Child("targetRefs"), len(p.TargetRefs), row.MaxRefs()))
+		return withReason(ReasonInvalidTargetRef, errs...), nil
 	}
 	for _, ref := range p.TargetRefs {
 		errs = append(errs, validateTargetRef(p, ref)...)
@@ -94,6 +98,10 @@ func validateTargetRef(p *Policy, ref TargetRef) field.ErrorList {
 		errs = append(errs, field.Required(path.Child("name"), ""))
 	case len(ref.Name) > maxNameLength:
 		errs = append(errs, field.TooLong(path.Child("name"), ref.Name, maxNameLength))
+	case len(validation.IsDNS1123Subdomain(ref.Name)) > 0:
+		// Gateway API's ObjectName only bounds the length, but no object of any target kind
+		// can carry another name: such a reference could never resolve.
+		errs = append(errs, field.Invalid(path.Child("name"), ref.Name, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"))
 	}
 	if ref.HasNamespace {
 		errs = append(errs, validateTargetNamespace(p, ref)...)

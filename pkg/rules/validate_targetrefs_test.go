@@ -100,6 +100,32 @@ spec:
   color: red`,
 			want: field.ErrorList{reasonErr(field.ErrorTypeTooLong, "spec.targetRefs[0].name", ReasonInvalidTargetRef, "may not be more than 253 bytes")},
 		},
+		"names no object can carry (uppercase, invalid UTF-8 decoded as U+FFFD)": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: Gateway_1}
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: "g\uFFFD("}
+  color: red`,
+			want: field.ErrorList{
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].name", ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].name", ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
+			},
+		},
+		"a policy naming itself": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: policies.controller.io, kind: ColorPolicy, name: p}]
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+				`supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`)},
+		},
 		"targetRef and targetRefs both set": {
 			policy: `
 apiVersion: gateway.envoyproxy.io/v1alpha1
@@ -150,6 +176,15 @@ spec:
   targetRefs: {group: "", kind: Service, name: b1}
   validation: {hostname: b1.app, wellKnownCACertificates: System}`,
 			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs", ReasonInvalidTargetRef, "must be a list of references")},
+		},
+		"10,000 malformed refs: one error for the list, none per item": {
+			policy: `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:` + strings.Repeat("\n  - {group: nope/v1, kind: '', name: ''}", 10000),
+			want: field.ErrorList{reasonErr(field.ErrorTypeTooMany, "spec.targetRefs", ReasonInvalidTargetRef, "must have at most 16 items")},
 		},
 		"more than the allowed number of refs": {
 			policy: `
