@@ -118,6 +118,18 @@ func TestBase(t *testing.T) {
 	assert.Equal(t, tlsSecret, pod.Volumes[0].Secret.SecretName)
 	assert.Contains(t, objs, "PodDisruptionBudget/policyattachment-webhook")
 
+	// The config file reaches the container and is one the webhook accepts.
+	require.Len(t, pod.Volumes, 2)
+	configMapName := pod.Volumes[1].ConfigMap.Name
+	assert.Regexp(t, `^policyattachment-config-[a-z0-9]+$`, configMapName, "named after its content, so an edit rolls the Deployment")
+	assert.Contains(t, c.Args, "--config=/etc/policyattachment/config.yaml")
+	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/policyattachment", ReadOnly: true})
+	var cm corev1.ConfigMap
+	decode(t, objs, "ConfigMap/"+configMapName, &cm)
+	settings, err := rules.LoadConfig([]byte(cm.Data["config.yaml"]), "config.yaml", rules.BuiltinKindTable())
+	require.NoError(t, err)
+	assert.False(t, settings.Relaxes(), "the shipped config denies")
+
 	var svc corev1.Service
 	decode(t, objs, "Service/policyattachment-webhook", &svc)
 	assert.Equal(t, int32(443), svc.Spec.Ports[0].Port)
