@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
-// FuzzReview sends arbitrary bodies through the real validating and mutating handlers:
-// every one must get a well-formed AdmissionReview answer and none may crash the server.
+// FuzzReview sends arbitrary bodies through the real validating and mutating handlers (the
+// guard, metrics, controller-runtime's decoding), with the default settings and with every
+// denial relaxed to Warn: every one must get a well-formed AdmissionReview answer and none
+// may crash the server.
 func FuzzReview(f *testing.F) {
 	for _, seed := range []string{
 		`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","namespace":"app","name":"p","kind":{"group":"policies.controller.io","version":"v1","kind":"ColorPolicy"},"object":{"apiVersion":"policies.controller.io/v1","kind":"ColorPolicy","metadata":{"name":"p","namespace":"app"},"spec":{"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"Gateway","name":"gw","namespace":"infra","sectionName":"http"}],"defaults":{"color":"red","strategy":"patch"}}}}}`,
@@ -22,17 +23,24 @@ func FuzzReview(f *testing.F) {
 		`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"DELETE","namespace":"infra","name":"g","kind":{"group":"gateway.networking.k8s.io","version":"v1beta1","kind":"ReferenceGrant"},"oldObject":{"metadata":{"name":"g","namespace":"infra"},"spec":{"from":[{"group":"policies.controller.io","kind":"ColorPolicy","namespace":"app"}],"to":[{"group":"","kind":"Secret"}]}}}}`,
 		`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","kind":{"group":"gateway.envoyproxy.io","version":"v1alpha1","kind":"SecurityPolicy"},"object":{"spec":{"targetRefs":"x","basicAuth":{"users":[1,2]},"extAuth":{"http":{"backendRefs":[{"namespace":7}]}}}}}}`,
 		`{"request":{"uid":"1","operation":"CREATE","kind":{"group":"kuadrant.io","kind":"TLSPolicy"},"object":{"spec":{"targetRef":{"group":"gateway.networking.k8s.io","kind":"Gateway","name":"gw"},"issuerRef":{"kind":[]}}}}}`,
-		`{}`, `[]`, `null`, `{"request":null}`,
+		`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v2","request":{"uid":"1"}}`,
+		`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"1","operation":"CREATE","kind":{"group":"policies.controller.io","version":"v1","kind":"ColorPolicy"},"resource":{"group":"x","resource":"y"},"object":{"apiVersion":"gateway.networking.k8s.io/v1","kind":"BackendTLSPolicy"}}}`,
+		`{}`, `[]`, `null`, `{"request":null}`, `{"apiVersion":7}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	table := rules.BuiltinKindTable()
-	store := readyStore(table, rules.NewMemorySnapshot())
-	handlers := []http.Handler{
-		&webhook.Admission{Handler: &Validator{Store: store}},
-		&webhook.Admission{Handler: &Mutator{Store: store}},
-	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// Fresh state per input: what admitted policies pile up to is measured by
+		// BenchmarkReview, not left to grow without bound across millions of inputs.
+		store := readyStore(table, rules.NewMemorySnapshot())
+		relaxed := readyStore(table, rules.NewMemorySnapshot())
+		relaxed.UseSettings(&rules.Settings{Enforcement: rules.Enforcement{Default: rules.Warn}})
+		handlers := []http.Handler{
+			reviewHandler("validate", &Validator{Store: store}),
+			reviewHandler("mutate", &Mutator{Store: store}),
+			reviewHandler("validate", &Validator{Store: relaxed}),
+		}
 		for _, h := range handlers {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodPost, "/validate", bytes.NewReader(body))

@@ -93,4 +93,3 @@ func writeReviewError(w http.ResponseWriter, code int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(review) // the client went away; nothing left to tell it
 }
-

@@ -47,7 +47,7 @@ func TestHostileReviews(t *testing.T) {
 		wantMessage string
 	}{
 		"body over the size limit": {
-			body: hostileReview("admission.k8s.io/v1", colorObject(`{"color": "`+strings.Repeat("x", MaxReviewBytes)+`"}`)),
+			body:     hostileReview("admission.k8s.io/v1", colorObject(`{"color": "`+strings.Repeat("x", MaxReviewBytes)+`"}`)),
 			wantCode: http.StatusRequestEntityTooLarge, wantMessage: "request entity is too large; limit is 7340032 bytes",
 		},
 		"JSON nested deeper than the decoder allows": {
@@ -55,7 +55,7 @@ func TestHostileReviews(t *testing.T) {
 			wantCode: http.StatusBadRequest, wantMessage: "couldn't get version/kind; json parse error: invalid character '{' exceeded max depth",
 		},
 		"JSON nested 5,000 deep is judged": {
-			body: hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}], "overrides": {"strategy": "patch", "x": `+nested(5000)+`}}`)),
+			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}], "overrides": {"strategy": "patch", "x": `+nested(5000)+`}}`)),
 			wantAllowed: true, wantCode: http.StatusOK,
 		},
 		"wrong content type": {
@@ -71,23 +71,23 @@ func TestHostileReviews(t *testing.T) {
 			wantCode: http.StatusBadRequest, wantMessage: "the AdmissionReview carries no request (uid, kind and operation are required)",
 		},
 		"object whose kind does not match the review's": {
-			body: hostileReview("admission.k8s.io/v1", `{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p"}, "spec": {}}`),
-			wantCode: http.StatusBadRequest,
+			body:        hostileReview("admission.k8s.io/v1", `{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p"}, "spec": {}}`),
+			wantCode:    http.StatusBadRequest,
 			wantMessage: "the object (gateway.networking.k8s.io/v1, kind BackendTLSPolicy) does not match the review's kind ColorPolicy.policies.controller.io and resource colorpolicies.policies.controller.io",
 		},
 		"non-UTF-8 target name": {
-			body:     hostileReview("admission.k8s.io/v1", colorObject("{\"targetRefs\": [{\"group\": \"gateway.networking.k8s.io\", \"kind\": \"Gateway\", \"name\": \"g\xc3\x28\"}], \"color\": \"red\"}")),
-			wantCode: http.StatusUnprocessableEntity,
+			body:        hostileReview("admission.k8s.io/v1", colorObject("{\"targetRefs\": [{\"group\": \"gateway.networking.k8s.io\", \"kind\": \"Gateway\", \"name\": \"g\xc3\x28\"}], \"color\": \"red\"}")),
+			wantCode:    http.StatusUnprocessableEntity,
 			wantMessage: `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].name: Invalid value: "g` + "\ufffd" + `(": InvalidTargetRef: must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is`,
 		},
 		"10,000 targetRefs": {
-			body:     hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [`+strings.Join(refs, ",")+`], "color": "red"}`)),
-			wantCode: http.StatusUnprocessableEntity,
+			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [`+strings.Join(refs, ",")+`], "color": "red"}`)),
+			wantCode:    http.StatusUnprocessableEntity,
 			wantMessage: `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs: Too many: 10000: InvalidTargetRef: must have at most 16 items`,
 		},
 		"a policy naming itself": {
-			body:     hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "policies.controller.io", "kind": "ColorPolicy", "name": "p"}], "color": "red"}`)),
-			wantCode: http.StatusUnprocessableEntity,
+			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "policies.controller.io", "kind": "ColorPolicy", "name": "p"}], "color": "red"}`)),
+			wantCode:    http.StatusUnprocessableEntity,
 			wantMessage: `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].kind: Unsupported value: "policies.controller.io/ColorPolicy": InvalidTargetRef: supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`,
 		},
 	}

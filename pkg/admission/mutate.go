@@ -47,7 +47,7 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if p.Namespace == "" && row.Scope == rules.Namespaced {
 		p.Namespace = req.Namespace
 	}
-	im := m.Store.Predict(p)
+	im := m.Store.Predict(p).ForAnnotation()
 	value, err := json.Marshal(im)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)

@@ -170,7 +170,7 @@ func load(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnaps
 // annotate predicts the impact of a just-admitted policy, as the mutating webhook writes it.
 // observedAt is the policy's creationTimestamp, the moment of its admission.
 func annotate(annotations map[string]string, snap *rules.MemorySnapshot, p *rules.Policy) {
-	im := rules.ImpactOf(snap, p, nil)
+	im := rules.ImpactOf(snap, p, nil).ForAnnotation()
 	im.ObservedAt = p.Created.UTC().Format(time.RFC3339)
 	data, err := json.Marshal(im)
 	if err != nil {

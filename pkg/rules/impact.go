@@ -23,7 +23,31 @@ type Impact struct {
 	Overridden        int      `json:"overridden"`
 	Overrides         []string `json:"overrides"`
 	OverriddenBy      []string `json:"overriddenBy"`
-	ObservedAt        string   `json:"observedAt,omitempty"`
+	// OverridesTotal and OverriddenByTotal are set when an annotation lists only the first
+	// MaxAnnotatedRefs of a longer list.
+	OverridesTotal    int    `json:"overridesTotal,omitempty"`
+	OverriddenByTotal int    `json:"overriddenByTotal,omitempty"`
+	ObservedAt        string `json:"observedAt,omitempty"`
+}
+
+// MaxAnnotatedRefs bounds the policy lists of the impact annotation. A Gateway-level
+// override can override thousands of route policies, and all annotations of an object
+// together may not exceed 256 KiB: an unbounded list would make the API server refuse the
+// very write the mutating webhook annotates.
+const MaxAnnotatedRefs = 50
+
+// ForAnnotation returns the impact with its lists cut to MaxAnnotatedRefs, saying how long
+// each was.
+func (im Impact) ForAnnotation() Impact {
+	if len(im.Overrides) > MaxAnnotatedRefs {
+		im.OverridesTotal = len(im.Overrides)
+		im.Overrides = im.Overrides[:MaxAnnotatedRefs:MaxAnnotatedRefs]
+	}
+	if len(im.OverriddenBy) > MaxAnnotatedRefs {
+		im.OverriddenByTotal = len(im.OverriddenBy)
+		im.OverriddenBy = im.OverriddenBy[:MaxAnnotatedRefs:MaxAnnotatedRefs]
+	}
+	return im
 }
 
 // PathsOf returns the distinct context paths a policy's targets reach.
@@ -186,12 +210,25 @@ func (im Impact) Summary(p *Policy) string {
 		s += fmt.Sprintf(", overridden on %d", im.Overridden)
 	}
 	if len(im.OverriddenBy) > 0 {
-		s += " by " + strings.Join(im.OverriddenBy, ", ")
+		s += " by " + refList(im.OverriddenBy, im.OverriddenByTotal)
 	}
 	if len(im.Overrides) > 0 {
-		s += "; overrides " + strings.Join(im.Overrides, ", ")
+		s += "; overrides " + refList(im.Overrides, im.OverridesTotal)
 	}
 	return s
+}
+
+// summaryRefs is how many policy names the one-sentence summary spells out.
+const summaryRefs = 5
+
+// refList joins the first few refs and counts the rest; total is the full length when
+// refs was already cut (0 otherwise).
+func refList(refs []string, total int) string {
+	total = max(total, len(refs))
+	if total <= summaryRefs {
+		return strings.Join(refs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(refs[:summaryRefs], ", "), total-summaryRefs)
 }
 
 func describeStrategy(p *Policy) string {

@@ -28,18 +28,32 @@ func validateConflicts(req *Request, snap Snapshot) (field.ErrorList, []string) 
 		}
 		seen[key] = true
 		others := otherPolicies(snap, p, key)
+		conflicting := 0
 		for _, q := range others {
-			if p.Row.Class == Direct {
-				errs = append(errs, field.Forbidden(ref.Path, fmt.Sprintf(
-					"%s already has %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
-					key, req.Settings.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace))))
-				continue
+			if conflicting == maxConflictingPolicies {
+				break
 			}
-			errs = append(errs, inheritedConflicts(req.Settings, p, q, key)...)
+			var found field.ErrorList
+			if p.Row.Class == Direct {
+				found = field.ErrorList{field.Forbidden(ref.Path, fmt.Sprintf(
+					"%s already has %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
+					key, req.Settings.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)))}
+			} else {
+				found = inheritedConflicts(req.Settings, p, q, key)
+			}
+			if len(found) > 0 {
+				conflicting++
+				errs = append(errs, found...)
+			}
 		}
 	}
 	return withReason(ReasonConflicted, errs...), nil
 }
+
+// maxConflictingPolicies bounds the policies one target's conflicts are reported against
+// (the highest first). One is enough to deny; where Warn or DryRun let conflicting policies
+// pile up, judging and rendering every one would make each review cost more than the last.
+const maxConflictingPolicies = 10
 
 // otherPolicies returns the policies of p's kind at key, minus p itself (an UPDATE never
 // conflicts with its own stored version), highest first.

@@ -1,7 +1,11 @@
 package rules
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -129,4 +133,31 @@ spec:
 			matcher.Test(t, tc.want, got)
 		})
 	}
+}
+
+// Where Warn let conflicting policies pile up at one target, a review reports the ten
+// highest, not all of them.
+func TestConflictsReportedAreBounded(t *testing.T) {
+	table := BuiltinKindTable()
+	var docs []string
+	for i := 0; i < 15; i++ {
+		docs = append(docs, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: old-%02d, namespace: app, creationTimestamp: "2024-01-01T00:00:%02dZ"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`, i, i))
+	}
+	snap := world(t, table, docs...)
+	v := judge(t, table, snap, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: new, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`)
+	require.Len(t, v.Denials, maxConflictingPolicies)
+	assert.Contains(t, v.Denials[0].Detail, "BackendTLSPolicy app/old-00;", "the oldest first")
+	assert.Contains(t, v.Denials[maxConflictingPolicies-1].Detail, "BackendTLSPolicy app/old-09;")
 }
