@@ -5,6 +5,7 @@
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -42,6 +43,9 @@ type Cluster struct {
 	TLS     *tls.Config // trusts the webhook's CA
 	// NoLiveReads starts the webhook judging on its cache alone.
 	NoLiveReads bool
+	// AuditInterval is the webhook's periodic audit (the first runs once it is ready);
+	// 5 minutes when zero, as `webhook serve` defaults to.
+	AuditInterval time.Duration
 
 	env      *envtest.Environment // nil when attached to an existing cluster
 	attached bool
@@ -108,7 +112,7 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) StartWebhook(ctx context.Context, table *rules.KindTable, log logr.Logger) (<-chan error, error) {
 	ctrllog.SetLogger(log) // controller-runtime's own components (certwatcher) log through it
 	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log,
-		NoLiveReads: c.NoLiveReads})
+		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute)})
 	if err != nil {
 		return nil, err
 	}

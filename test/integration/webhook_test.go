@@ -139,6 +139,9 @@ func TestEndpoints(t *testing.T) {
 	assert.Contains(t, string(body), `policyattachment_reviews_total{reason="InvalidTargetRef",verdict="denied",webhook="validate"}`)
 	assert.Contains(t, string(body), "policyattachment_review_duration_seconds_bucket")
 	assert.Equal(t, "HTTP/1.1", resp.Proto, "HTTP/2 is off by default")
+	// The first periodic audit runs once the caches have synced.
+	assert.Regexp(t, `(?m)^policyattachment_audit_last_run_timestamp_seconds [1-9]`, string(body))
+	assert.Regexp(t, `(?m)^policyattachment_audit_policies \d+`, string(body))
 }
 
 // TestImpactAnnotationLands checks the mutating webhook's annotations on the stored object.
