@@ -86,8 +86,7 @@ func writeReviewError(w http.ResponseWriter, code int, message string) {
 	review := admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Response: &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
-			Status: metav1.StatusFailure, Code: int32(code), Message: message, //nolint:gosec // an HTTP status code
-
+			Status: metav1.StatusFailure, Code: int32(code), Message: message,
 		}},
 	}
 	w.Header().Set("Content-Type", "application/json")
