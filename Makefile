@@ -69,6 +69,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s); crashes land in testda
 	$(GO) test ./pkg/admission -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/manifests -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/rules -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/rules -run '^$$' -fuzz '^FuzzFormatPatterns$$' -fuzztime $(FUZZTIME)
 
 .PHONY: fmt
 fmt: ## Format the code

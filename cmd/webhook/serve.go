@@ -22,6 +22,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
+		profilingAddress                                            string
 		port                                                        int
 		http2, liveReads                                            bool
 		auditInterval, reviewTimeout                                time.Duration
@@ -36,6 +37,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&reviewTimeout, "review-timeout", admission.DefaultReviewTimeout, "per-review deadline; a review that cannot finish in time is refused with a message saying so (keep it below the webhook configurations' timeoutSeconds)")
 	fs.DurationVar(&auditInterval, "audit-interval", 5*time.Minute, "how often to audit the stored policies (findings in the log and the policyattachment_audit_* metrics); 0 turns it off")
 	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
+	fs.StringVar(&profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating admission webhook over HTTPS. Its view of the cluster comes from\n"+
@@ -62,6 +64,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log := zap.New(zap.WriteTo(stderr))
 	ctrl.SetLogger(log)
+	if profilingAddress != "" {
+		if err := serveProfiles(profilingAddress); err != nil {
+			fmt.Fprintf(stderr, "webhook serve: --profiling-address: %v\n", err)
+			return exitBadInput
+		}
+		log.Info("serving pprof profiles", "address", profilingAddress)
+	}
 	if snapshotFrom != "" {
 		return serveStatic(snapshotFrom, admission.Options{
 			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,

@@ -36,14 +36,15 @@ func main() {
 	work := flag.String("work", filepath.Join(".local", "load"), "working folder")
 	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
 	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
+	cpuProfile := flag.String("cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
 	flag.Parse()
-	if err := run(*bin, *work, *workers, *duration); err != nil {
+	if err := run(*bin, *work, *workers, *duration, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, work string, workers int, duration time.Duration) error {
+func run(bin, work string, workers int, duration time.Duration, cpuProfile string) error {
 	snapDir := filepath.Join(work, "snapshot")
 	fmt.Println("load: writing the snapshot (1,000 Gateways, 10,000 HTTPRoutes x 10 rules, 10,000 Services, 5,000 policies)...")
 	if err := synthetic.WriteFiles(snapDir); err != nil {
@@ -70,7 +71,15 @@ func run(bin, work string, workers int, duration time.Duration) error {
 		return err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin, "serve", "--snapshot-from", snapDir, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	args := []string{"serve", "--snapshot-from", snapDir, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}
+	profilePort := 0
+	if cpuProfile != "" {
+		if profilePort, err = localcluster.FreePort(); err != nil {
+			return err
+		}
+		args = append(args, "--profiling-address", fmt.Sprintf("127.0.0.1:%d", profilePort))
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	loadStart := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -95,9 +104,21 @@ func run(bin, work string, workers int, duration time.Duration) error {
 	// Warm up connections and code paths.
 	closedLoop(client, base, mix, workers, 2*time.Second)
 
+	profiled := make(chan error, 1)
+	if cpuProfile != "" {
+		go func() {
+			profiled <- fetchProfile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", profilePort, int(duration.Seconds())-1), cpuProfile)
+		}()
+	}
 	cpu0 := cpuTime(cmd.Process.Pid)
 	sat := closedLoop(client, base, mix, workers, duration)
 	cpu1 := cpuTime(cmd.Process.Pid)
+	if cpuProfile != "" {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("CPU profile: %w", err)
+		}
+		fmt.Printf("load: CPU profile of the saturation phase in %s (go tool pprof -top %s)\n", cpuProfile, cpuProfile)
+	}
 	rate := float64(sat.done) / sat.elapsed.Seconds()
 	fmt.Printf("load: saturation: %.0f reviews/s with %d connections (%d reviews, %d errors)\n", rate, workers, sat.done, sat.errors)
 
@@ -114,6 +135,23 @@ func run(bin, work string, workers int, duration time.Duration) error {
 		return fmt.Errorf("%d reviews failed; see %s", sat.errors+half.errors, filepath.Join(work, "webhook.log"))
 	}
 	return nil
+}
+
+// fetchProfile saves a pprof profile from url to path.
+func fetchProfile(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 type result struct {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/policyattachment/webhook/internal/synthetic"
 	"github.com/policyattachment/webhook/pkg/rules"
@@ -39,8 +38,8 @@ func BenchmarkReview(b *testing.B) {
 	table := rules.BuiltinKindTable()
 	store := readyStore(table, syntheticSnapshot(b, table))
 	handlers := map[string]http.Handler{
-		"/validate": &webhook.Admission{Handler: &Validator{Store: store}},
-		"/mutate":   &webhook.Admission{Handler: &Mutator{Store: store}},
+		"/validate": reviewHandler("validate", &Validator{Store: store}),
+		"/mutate":   reviewHandler("mutate", &Mutator{Store: store}),
 	}
 	mix := synthetic.Reviews()
 	cases := map[string]synthetic.Review{

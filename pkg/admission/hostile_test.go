@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -52,7 +55,7 @@ func TestHostileReviews(t *testing.T) {
 		},
 		"JSON nested deeper than the decoder allows": {
 			body:     hostileReview("admission.k8s.io/v1", colorObject(`{"overrides": `+nested(20000)+`}`)),
-			wantCode: http.StatusBadRequest, wantMessage: "couldn't get version/kind; json parse error: invalid character '{' exceeded max depth",
+			wantCode: http.StatusBadRequest, wantMessage: "decoding the AdmissionReview: invalid character '{' exceeded max depth",
 		},
 		"JSON nested 5,000 deep is judged": {
 			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}], "overrides": {"strategy": "patch", "x": `+nested(5000)+`}}`)),
@@ -123,4 +126,37 @@ func TestWarningsAreCapped(t *testing.T) {
 	assert.Equal(t, warnings[:MaxWarnings-1], got[:MaxWarnings-1])
 	assert.Equal(t, "16 more warnings not shown; `webhook check -f` on the manifest lists them all", got[MaxWarnings-1])
 	assert.Equal(t, warnings[:3], capWarnings(warnings[:3]))
+}
+
+func TestPanickingHandlerIsRefusedNotAllowed(t *testing.T) {
+	handler := reviewHandler("validate", admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+		panic("a bug")
+	}))
+	before := testutil.ToFloat64(handlerPanics.WithLabelValues("validate"))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/validate", strings.NewReader(hostileReview("admission.k8s.io/v1", colorObject(`{}`))))
+	req.Header.Set("Content-Type", "application/json")
+	handler.ServeHTTP(rec, req)
+	var review admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &review))
+	assert.False(t, review.Response.Allowed)
+	assert.Equal(t, int32(http.StatusInternalServerError), review.Response.Result.Code)
+	assert.Equal(t, "panic: a bug [recovered]", review.Response.Result.Message)
+	assert.Equal(t, "1", string(review.Response.UID), "the answer names the request it refuses")
+	assert.Equal(t, before+1, testutil.ToFloat64(handlerPanics.WithLabelValues("validate")))
+}
+
+func TestV1beta1IsAnsweredInItsVersion(t *testing.T) {
+	handler := reviewHandler("validate", &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/validate", strings.NewReader(hostileReview("admission.k8s.io/v1beta1",
+		colorObject(`{"targetRefs": [{"group": "", "kind": "Service", "name": "b"}], "color": "red"}`))))
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	handler.ServeHTTP(rec, req)
+	var review admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &review))
+	assert.Equal(t, "admission.k8s.io/v1beta1", review.APIVersion)
+	assert.Equal(t, "AdmissionReview", review.Kind)
+	assert.False(t, review.Response.Allowed)
+	assert.Equal(t, int32(http.StatusUnprocessableEntity), review.Response.Result.Code)
 }

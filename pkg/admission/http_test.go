@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -18,7 +17,7 @@ import (
 // TestMalformedReviews sends bad bodies through the real HTTP handler: each gets a clear
 // answer, and none brings the handler down.
 func TestMalformedReviews(t *testing.T) {
-	handler := &webhook.Admission{Handler: &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}}
+	handler := reviewHandler("validate", &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())})
 	cases := map[string]struct {
 		contentType, body string
 		wantHTTP          int
@@ -27,7 +26,7 @@ func TestMalformedReviews(t *testing.T) {
 	}{
 		"not JSON": {
 			contentType: "application/json", body: "{not json", wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
-			wantMessage: "couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string",
+			wantMessage: "decoding the AdmissionReview: invalid character 'n' looking for beginning of object key string",
 		},
 		"wrong content type": {
 			contentType: "text/plain", body: "{}", wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,

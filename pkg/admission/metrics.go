@@ -49,6 +49,10 @@ var (
 		Name: "policyattachment_review_timeouts_total",
 		Help: "Reviews refused because they did not finish within --review-timeout.",
 	})
+	handlerPanics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "policyattachment_handler_panics_total",
+		Help: "Reviews whose handler panicked; each was refused with code 500.",
+	}, []string{"webhook"})
 	liveReadErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_live_read_errors_total",
 		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
@@ -84,6 +88,6 @@ func publishAudit(findings []rules.Finding, audited int, took time.Duration) {
 }
 
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors, relaxedTotal, reviewTimeouts,
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors, relaxedTotal, reviewTimeouts, handlerPanics,
 		auditFindings, auditPolicies, auditDuration, auditLastRun)
 }

@@ -350,9 +350,8 @@ func (s *Server) audit() {
 const maxLoggedFindings = 10
 
 // instrument counts and times the reviews of one webhook.
-func instrument(name string, wh *webhook.Admission) *webhook.Admission {
-	inner := wh.Handler
-	wh.Handler = admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+func instrument(name string, inner admission.Handler) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
 		reviewsInFlight.Inc()
 		start := time.Now()
 		resp := inner.Handle(ctx, req)
@@ -371,5 +370,4 @@ func instrument(name string, wh *webhook.Admission) *webhook.Admission {
 		reviewsTotal.WithLabelValues(name, verdict, reason).Inc()
 		return resp
 	})
-	return wh
 }

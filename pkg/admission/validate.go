@@ -160,15 +160,9 @@ func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, er
 		// The API server names the namespace in the request even when the body omits it.
 		out.Policy.Namespace = req.Namespace
 	}
-	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
-		old, err := decodeObject(req.OldObject.Raw)
-		if err != nil {
-			return out, fmt.Errorf("decoding the old %s %s/%s: %w", row.Kind, req.Namespace, req.Name, err)
-		}
-		if old != nil {
-			out.OldPolicy = rules.NewPolicy(row, old)
-		}
-	}
+	// The old object of an UPDATE is not decoded: no rule compares a policy with its stored
+	// version (the snapshot's copy is skipped by name), and decoding it was a third of the
+	// decoding of an update.
 	return out, nil
 }
 
