@@ -135,36 +135,83 @@ func load(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnaps
 	if err := discoverKinds(docs, table); err != nil {
 		return nil, nil, err
 	}
-	snap := rules.NewMemorySnapshot()
+	b := newBuilder(table)
 	var policies []pendingPolicy
-	last := epoch
 	for _, d := range docs {
-		gv, err := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
+		pd, err := b.add(d)
 		if err != nil {
-			return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+			return nil, nil, err
 		}
-		kind := stringAt(d.Object, "kind")
-		gk := schema.GroupKind{Group: gv.Group, Kind: kind}
-		last = assignCreationTimestamp(d.Object, last)
-
-		if row, ok := table.Lookup(gk); ok {
-			if !row.ServesVersion(gv.Version) {
-				return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
-					d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
-			}
-			defaultNamespace(d.Object, row.Scope == rules.Namespaced)
-			policies = append(policies, pendingPolicy{d, row})
-			continue
-		}
-		if known, served := servedVersion(gv.Group, gv.Version); known && !served {
-			return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
-		}
-		defaultNamespace(d.Object, rules.IsNamespacedResource(gk))
-		if _, err := snap.AddResource(gk, d.Object); err != nil {
-			return nil, nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		if pd != nil {
+			policies = append(policies, *pd)
 		}
 	}
-	return snap, policies, nil
+	return b.snap, policies, nil
+}
+
+// StateFromFiles is State for manifests too large to hold at once (`serve
+// --snapshot-from`): files are read twice, once to discover policy kinds and once to
+// build, and each file's documents are dropped once stored.
+func StateFromFiles(paths []string, table *rules.KindTable) (*rules.MemorySnapshot, int, error) {
+	err := manifests.Walk(paths, nil, func(docs []manifests.Document) error { return discoverKinds(docs, table) })
+	if err != nil {
+		return nil, 0, err
+	}
+	b := newBuilder(table)
+	count := 0
+	err = manifests.Walk(paths, nil, func(docs []manifests.Document) error {
+		for _, d := range docs {
+			pd, err := b.add(d)
+			if err != nil {
+				return err
+			}
+			if pd != nil {
+				b.snap.PutPolicy(rules.NewPolicy(pd.row, pd.doc.Object))
+			}
+		}
+		count += len(docs)
+		return nil
+	})
+	return b.snap, count, err
+}
+
+// builder stores documents one by one, assigning creation timestamps in document order.
+type builder struct {
+	table *rules.KindTable
+	snap  *rules.MemorySnapshot
+	last  time.Time
+}
+
+func newBuilder(table *rules.KindTable) *builder {
+	return &builder{table: table, snap: rules.NewMemorySnapshot(), last: epoch}
+}
+
+// add stores a non-policy document, or returns a policy document for the caller to admit.
+func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
+	gv, err := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
+	if err != nil {
+		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+	}
+	kind := stringAt(d.Object, "kind")
+	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
+	b.last = assignCreationTimestamp(d.Object, b.last)
+
+	if row, ok := b.table.Lookup(gk); ok {
+		if !row.ServesVersion(gv.Version) {
+			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
+				d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
+		}
+		defaultNamespace(d.Object, row.Scope == rules.Namespaced)
+		return &pendingPolicy{d, row}, nil
+	}
+	if known, served := servedVersion(gv.Group, gv.Version); known && !served {
+		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
+	}
+	defaultNamespace(d.Object, rules.IsNamespacedResource(gk))
+	if _, err := b.snap.AddResource(gk, d.Object); err != nil {
+		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+	}
+	return nil, nil
 }
 
 // annotate predicts the impact of a just-admitted policy, as the mutating webhook writes it.

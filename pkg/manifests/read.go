@@ -41,28 +41,41 @@ func inputErrorf(format string, args ...any) error {
 
 // Read reads every document under paths, in order. stdin is used for the path "-".
 func Read(paths []string, stdin io.Reader) ([]Document, error) {
-	if len(paths) == 0 {
-		return nil, inputErrorf("no input: pass -f with a file or folder (repeatable), or -f - for standard input")
-	}
 	var docs []Document
+	err := Walk(paths, stdin, func(d []Document) error {
+		docs = append(docs, d...)
+		return nil
+	})
+	return docs, err
+}
+
+// Walk reads the documents under paths file by file, in order, and hands each file's
+// documents to fn; nothing is kept between files, so a large folder costs the memory of
+// its largest file. stdin is used for the path "-" (and can be read once).
+func Walk(paths []string, stdin io.Reader, fn func([]Document) error) error {
+	if len(paths) == 0 {
+		return inputErrorf("no input: pass -f with a file or folder (repeatable), or -f - for standard input")
+	}
 	for _, p := range paths {
 		files, err := expand(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, f := range files {
 			data, err := readFile(f, stdin)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			d, err := Decode(f, data)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			docs = append(docs, d...)
+			if err := fn(d); err != nil {
+				return err
+			}
 		}
 	}
-	return docs, nil
+	return nil
 }
 
 // expand lists the files a path stands for.
