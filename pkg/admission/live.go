@@ -31,7 +31,7 @@ func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // policy of the kind at any of p's attachment points (the moment a just-admitted policy
 // may not have reached this replica's informer yet), it lists that kind in the namespaces
 // concerned straight from the API server and feeds what it finds into the store.
-func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVersionKind, p *rules.Policy) {
+func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVersionKind, p *rules.Policy, stored bool) {
 	if v.Live == nil || v.Store.HasOthersAt(p) {
 		return
 	}
@@ -44,6 +44,9 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 		}
 	}
 	for ns := range namespaces {
+		if v.sameCount(ctx, gvk, ns, p, stored) {
+			continue
+		}
 		// Names only: the common answer is "nothing the cache lacks", and metadata is a
 		// fraction of the bytes. Only policies the store does not hold are read in full.
 		names := &metav1.PartialObjectMetadataList{}
@@ -66,6 +69,32 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 			v.Store.Upsert(gvk.GroupKind(), u.Object)
 		}
 	}
+}
+
+// sameCount asks the API server how many policies of the kind the namespace holds, with a
+// one-item List whose remainingItemCount gives the rest, and reports whether the store
+// holds as many (p itself aside; stored says whether the API server holds p, as on an
+// UPDATE). Equal counts are the common case and cost one small round trip instead of
+// listing every name. A deletion and a creation at the same instant would also leave the
+// counts equal; that creation then waits for the informer, as a policy admitted at the
+// same instant through another replica does (README: "Across replicas").
+func (v *Validator) sameCount(ctx context.Context, gvk schema.GroupVersionKind, namespace string, p *rules.Policy, stored bool) bool {
+	probe := &metav1.PartialObjectMetadataList{}
+	probe.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := v.Live.List(ctx, probe, client.InNamespace(namespace), client.Limit(1)); err != nil {
+		return false // the full read that follows reports the error
+	}
+	server := int64(len(probe.Items))
+	switch {
+	case probe.RemainingItemCount != nil:
+		server += *probe.RemainingItemCount
+	case probe.Continue != "":
+		return false // more items, but no count: list them
+	}
+	if stored && namespace == p.Namespace {
+		server-- // p itself
+	}
+	return server == int64(v.Store.CountOthersIn(p, namespace))
 }
 
 // dropDeleted verifies, live, the policies a Conflicted verdict may rest on, and removes from

@@ -198,6 +198,19 @@ func (s *Store) Has(gk schema.GroupKind, namespace, name string) bool {
 	return ok
 }
 
+// CountOthersIn counts the policies of p's kind the store holds in a namespace, p aside.
+func (s *Store) CountOthersIn(p *rules.Policy, namespace string) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, q := range s.snap.PoliciesIn(p.GroupKind(), namespace) {
+		if q.Namespace != p.Namespace || q.Name != p.Name {
+			n++
+		}
+	}
+	return n
+}
+
 // HasOthersAt reports whether the store holds another policy of p's kind at any of p's
 // attachment points.
 func (s *Store) HasOthersAt(p *rules.Policy) bool {

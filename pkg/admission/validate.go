@@ -70,7 +70,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	dryRun := req.DryRun != nil && *req.DryRun
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
-	v.confirmFromAPIServer(ctx, gvk, rreq.Policy)
+	v.confirmFromAPIServer(ctx, gvk, rreq.Policy, req.Operation == admissionv1.Update)
 	verdict, ok := v.Store.Judge(ctx, rreq, !dryRun)
 	if ok && hasReason(verdict, rules.ReasonConflicted) && v.dropDeleted(ctx, gvk, rreq.Policy) {
 		verdict, ok = v.Store.Judge(ctx, rreq, !dryRun) // the conflict was with a policy already gone

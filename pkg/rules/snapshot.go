@@ -38,13 +38,25 @@ type Snapshot interface {
 // Object is a target object as the rules see it.
 type Object struct {
 	Group, Kind, Namespace, Name string
-	Labels                       map[string]string
-	// Sections are the names of its listeners, rules or ports; nil if the kind has none.
-	Sections map[string]bool
+	// Labels are kept for Namespaces only: no rule reads the labels of other objects.
+	Labels map[string]string
+	// Sections are the names of its listeners, rules or ports; nil if the kind has none. A
+	// short list: an object has a handful, and a map per object cost more than the object.
+	Sections []string
 	// Topology, parsed once: set for Gateways and ListenerSets, xRoutes, and backends.
 	Gateway *GatewayInfo
 	Route   *RouteInfo
 	Service *ServiceInfo
+}
+
+// HasSection reports whether the object has a listener, rule or port of that name.
+func (o *Object) HasSection(name string) bool {
+	for _, s := range o.Sections {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 // GroupKind of the object.
@@ -60,10 +72,10 @@ func (o *Object) Key() TargetKey {
 // their JSON twice.
 func NewObject(group, kind string, raw map[string]any) *Object {
 	meta, _ := raw["metadata"].(map[string]any)
-	o := &Object{Group: group, Kind: kind}
-	o.Namespace, _ = meta["namespace"].(string)
+	o := &Object{Group: intern(group), Kind: intern(kind)}
+	o.Namespace = intern(str(meta["namespace"]))
 	o.Name, _ = meta["name"].(string)
-	if labels, ok := meta["labels"].(map[string]any); ok {
+	if labels, ok := meta["labels"].(map[string]any); ok && kind == "Namespace" && group == CoreGroup {
 		o.Labels = make(map[string]string, len(labels))
 		for k, v := range labels {
 			o.Labels[k], _ = v.(string)
@@ -71,13 +83,13 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 	}
 	info, _ := TargetInfoFor(schema.GroupKind{Group: group, Kind: kind})
 	if info.SectionList != "" {
-		o.Sections = map[string]bool{}
+		o.Sections = []string{}
 		spec, _ := raw["spec"].(map[string]any)
 		items, _ := spec[info.SectionList].([]any)
 		for _, item := range items {
 			m, _ := item.(map[string]any)
-			if name, ok := m["name"].(string); ok && name != "" {
-				o.Sections[name] = true
+			if name, ok := m["name"].(string); ok && name != "" && !o.HasSection(name) {
+				o.Sections = append(o.Sections, intern(name))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"strconv"
+	"unique"
 )
 
 // The topology fields of target objects, parsed once when an object enters a snapshot so
@@ -73,7 +74,7 @@ func (o *Object) parseTopology(raw map[string]any) {
 	spec, _ := raw["spec"].(map[string]any)
 	switch info, _ := TargetInfoFor(o.GroupKind()); {
 	case o.Group == GatewayGroup && (o.Kind == "Gateway" || o.Kind == "ListenerSet"):
-		g := &GatewayInfo{ClassName: str(spec["gatewayClassName"])}
+		g := &GatewayInfo{ClassName: intern(str(spec["gatewayClassName"]))}
 		for _, l := range list(spec["listeners"]) {
 			g.Listeners = append(g.Listeners, parseListener(l))
 		}
@@ -89,14 +90,14 @@ func (o *Object) parseTopology(raw map[string]any) {
 			r.ParentRefs = append(r.ParentRefs, ParentRef{
 				Key: TargetKey{Group: orDefault(p, "group", GatewayGroup), Kind: orDefault(p, "kind", "Gateway"),
 					Namespace: orDefault(p, "namespace", o.Namespace), Name: str(p["name"])},
-				SectionName: str(p["sectionName"]), Port: num(p["port"]),
+				SectionName: intern(str(p["sectionName"])), Port: num(p["port"]),
 			})
 		}
 		for _, h := range listAny(spec["hostnames"]) {
 			r.Hostnames = append(r.Hostnames, str(h))
 		}
 		for _, rule := range list(spec["rules"]) {
-			ri := RuleInfo{Name: str(rule["name"])}
+			ri := RuleInfo{Name: intern(str(rule["name"]))}
 			for _, b := range list(rule["backendRefs"]) {
 				ri.Backends = append(ri.Backends, BackendRef{
 					Key: TargetKey{Group: orDefault(b, "group", CoreGroup), Kind: orDefault(b, "kind", "Service"),
@@ -110,17 +111,17 @@ func (o *Object) parseTopology(raw map[string]any) {
 	case info.Level == LevelBackend:
 		s := &ServiceInfo{}
 		for _, p := range list(spec["ports"]) {
-			s.Ports = append(s.Ports, PortInfo{Name: str(p["name"]), Port: num(p["port"])})
+			s.Ports = append(s.Ports, PortInfo{Name: intern(str(p["name"])), Port: num(p["port"])})
 		}
 		o.Service = s
 	}
 }
 
 func parseListener(l map[string]any) ListenerInfo {
-	li := ListenerInfo{Name: str(l["name"]), Port: num(l["port"]), Protocol: str(l["protocol"]), Hostname: str(l["hostname"]), From: "Same"}
+	li := ListenerInfo{Name: intern(str(l["name"])), Port: num(l["port"]), Protocol: intern(str(l["protocol"])), Hostname: str(l["hostname"]), From: "Same"}
 	allowed, _ := l["allowedRoutes"].(map[string]any)
 	if ns, ok := allowed["namespaces"].(map[string]any); ok {
-		if from := str(ns["from"]); from != "" {
+		if from := intern(str(ns["from"])); from != "" {
 			li.From = from
 		}
 		li.Selector, _ = ns["selector"].(map[string]any)
@@ -175,5 +176,15 @@ func orDefault(m map[string]any, key, def string) string {
 	if !ok || v == nil {
 		return def
 	}
-	return str(v)
+	return intern(str(v))
+}
+
+// intern returns the canonical copy of s. Groups, kinds, namespaces and section names
+// repeat across tens of thousands of objects; one copy each keeps the snapshot small and
+// gives the garbage collector fewer strings to visit.
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
 }
