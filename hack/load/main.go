@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -122,9 +124,19 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 	rate := float64(sat.done) / sat.elapsed.Seconds()
 	fmt.Printf("load: saturation: %.0f reviews/s with %d connections (%d reviews, %d errors)\n", rate, workers, sat.done, sat.errors)
 
+	before, err := handlerBuckets(client, base)
+	if err != nil {
+		return err
+	}
 	half := openLoop(client, base, mix, rate/2, duration)
 	fmt.Printf("load: at half load (%.0f/s): p50 %s, p99 %s, p99.9 %s (%d reviews, %d errors)\n",
 		rate/2, pct(half.latencies, 50), pct(half.latencies, 99), pct(half.latencies, 99.9), half.done, half.errors)
+	after, err := handlerBuckets(client, base)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("load: at half load, inside the webhook's handlers (its histogram): p50 <= %s, p99 <= %s, p99.9 <= %s\n",
+		bucketQuantile(before, after, 0.50), bucketQuantile(before, after, 0.99), bucketQuantile(before, after, 0.999))
 
 	cpuPerReview := time.Duration(float64(cpu1-cpu0) / float64(sat.done))
 	peak := rssKiB(cmd.Process.Pid, "VmHWM")
@@ -152,6 +164,58 @@ func fetchProfile(url, path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
+}
+
+// handlerBuckets reads the cumulative counts of the webhook's review-duration histogram,
+// both webhooks together, by upper bound.
+func handlerBuckets(client *http.Client, base string) (map[float64]float64, error) {
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[float64]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "policyattachment_review_duration_seconds_bucket{") {
+			continue
+		}
+		le := line[strings.Index(line, `le="`)+4:]
+		le = le[:strings.Index(le, `"`)]
+		bound := math.Inf(1)
+		if le != "+Inf" {
+			if bound, err = strconv.ParseFloat(le, 64); err != nil {
+				return nil, err
+			}
+		}
+		count, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		if err != nil {
+			return nil, err
+		}
+		out[bound] += count
+	}
+	return out, sc.Err()
+}
+
+// bucketQuantile is the upper bound of the bucket holding quantile q of the reviews
+// counted between two scrapes.
+func bucketQuantile(before, after map[float64]float64, q float64) string {
+	bounds := make([]float64, 0, len(after))
+	for b := range after {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	total := after[math.Inf(1)] - before[math.Inf(1)]
+	for _, b := range bounds {
+		if after[b]-before[b] >= q*total {
+			if math.IsInf(b, 1) {
+				return "+Inf"
+			}
+			return (time.Duration(b * float64(time.Second))).String()
+		}
+	}
+	return "?"
 }
 
 type result struct {
