@@ -279,7 +279,7 @@ func (w *walker) fromRoute(base ContextPath, route *Object, rule string, backend
 			continue
 		}
 		seen := map[TargetKey]bool{}
-		for _, b := range r.Backends {
+		for _, b := range route.Route.Backends(i) {
 			if (backend != nil && b.Key != *backend) || seen[b.Key] || !w.backendPermitted(route, b.Key) {
 				continue
 			}

@@ -166,12 +166,10 @@ func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*O
 				s.routesByParent[p.Key] = op(s.routesByParent[p.Key], o)
 			}
 		}
-		for _, r := range o.Route.Rules {
-			for _, b := range r.Backends {
-				if !seen[b.Key] {
-					seen[b.Key] = true
-					s.routesByBackend[b.Key] = op(s.routesByBackend[b.Key], o)
-				}
+		for _, b := range o.Route.AllBackends() {
+			if !seen[b.Key] {
+				seen[b.Key] = true
+				s.routesByBackend[b.Key] = op(s.routesByBackend[b.Key], o)
 			}
 		}
 	case o.Gateway != nil && o.Gateway.Parent != nil:

@@ -37,7 +37,18 @@ type RouteInfo struct {
 	ParentRefs []ParentRef
 	Hostnames  []string
 	Rules      []RuleInfo
+	// backends holds every rule's backendRefs, rule after rule: one slice per route rather
+	// than one per rule keeps a snapshot of 100,000 rules to a tenth of the allocations.
+	backends []BackendRef
 }
+
+// Backends returns the backendRefs of rule i.
+func (r *RouteInfo) Backends(i int) []BackendRef {
+	return r.backends[r.Rules[i].from:r.Rules[i].to:r.Rules[i].to]
+}
+
+// AllBackends returns the backendRefs of every rule, in rule order.
+func (r *RouteInfo) AllBackends() []BackendRef { return r.backends }
 
 // ParentRef is one spec.parentRefs entry with defaults applied.
 type ParentRef struct {
@@ -49,7 +60,7 @@ type ParentRef struct {
 // RuleInfo is one route rule.
 type RuleInfo struct {
 	Name     string
-	Backends []BackendRef
+	from, to int32 // its backendRefs in RouteInfo.backends
 }
 
 // BackendRef is one backendRef with defaults applied.
@@ -96,15 +107,24 @@ func (o *Object) parseTopology(raw map[string]any) {
 		for _, h := range listAny(spec["hostnames"]) {
 			r.Hostnames = append(r.Hostnames, str(h))
 		}
-		for _, rule := range list(spec["rules"]) {
-			ri := RuleInfo{Name: intern(str(rule["name"]))}
+		// Sized exactly: the snapshot keeps these for the life of the process.
+		rules := list(spec["rules"])
+		r.Rules = make([]RuleInfo, 0, len(rules))
+		n := 0
+		for _, rule := range rules {
+			n += len(list(rule["backendRefs"]))
+		}
+		r.backends = make([]BackendRef, 0, n)
+		for _, rule := range rules {
+			ri := RuleInfo{Name: intern(str(rule["name"])), from: int32(len(r.backends))}
 			for _, b := range list(rule["backendRefs"]) {
-				ri.Backends = append(ri.Backends, BackendRef{
+				r.backends = append(r.backends, BackendRef{
 					Key: TargetKey{Group: orDefault(b, "group", CoreGroup), Kind: orDefault(b, "kind", "Service"),
 						Namespace: orDefault(b, "namespace", o.Namespace), Name: str(b["name"])},
 					Port: num(b["port"]),
 				})
 			}
+			ri.to = int32(len(r.backends))
 			r.Rules = append(r.Rules, ri)
 		}
 		o.Route = r
