@@ -53,7 +53,14 @@ type ContextPath struct {
 // level of the GEP-713 hierarchy: GatewayClass, Namespace, Gateway, (ListenerSet),
 // Listener, xRoute, RouteRule, Backend, ServicePort.
 func (c ContextPath) Keys() []TargetKey {
-	keys := make([]TargetKey, 0, 9)
+	return c.appendKeys(make([]TargetKey, 0, maxPathKeys))
+}
+
+// maxPathKeys is the most attachment points a path has (one per hierarchy level).
+const maxPathKeys = 10
+
+// appendKeys is Keys into a caller's buffer, so a fold over ten thousand paths allocates none.
+func (c ContextPath) appendKeys(keys []TargetKey) []TargetKey {
 	if c.start <= depthGateway && c.Gateway != nil {
 		if c.Gateway.Gateway != nil && c.Gateway.Gateway.ClassName != "" {
 			keys = append(keys, TargetKey{Group: GatewayGroup, Kind: "GatewayClass", Name: c.Gateway.Gateway.ClassName})

@@ -53,12 +53,11 @@ func (im Impact) ForAnnotation() Impact {
 // PathsOf returns the distinct context paths a policy's targets reach.
 func PathsOf(snap Snapshot, p *Policy) []ContextPath {
 	var out []ContextPath
-	seen := map[string]bool{}
+	seen := map[ContextPath]bool{} // paths are comparable values: no string per path
 	for _, key := range uniqueKeys(p) {
 		for _, c := range PathsThrough(snap, p.Row, key) {
-			id := c.String()
-			if !seen[id] {
-				seen[id] = true
+			if !seen[c] {
+				seen[c] = true
 				out = append(out, c)
 			}
 		}

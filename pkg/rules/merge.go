@@ -84,7 +84,8 @@ func Fold(snap Snapshot, row *KindRow, path ContextPath, cache *UnitCache) *Effe
 	e := &Effective{Path: path, units: map[string]Unit{}, lostTo: map[string]*Policy{}}
 	var defaults, overrides []attachedBlock
 	seen := map[*Policy]bool{}
-	for level, key := range path.Keys() {
+	var buf [maxPathKeys]TargetKey
+	for level, key := range path.appendKeys(buf[:0]) {
 		atLevel := snap.PoliciesAt(row.GroupKind(), key)
 		if len(atLevel) == 0 {
 			continue
@@ -153,7 +154,7 @@ func (e *Effective) replaceAll(winner *Policy) {
 func (e *Effective) overlay(units []Unit) {
 	for _, u := range units {
 		for path, old := range e.units {
-			if path == u.Path || strings.HasPrefix(path, u.Path+".") || strings.HasPrefix(u.Path, path+".") {
+			if path == u.Path || isBelow(path, u.Path) || isBelow(u.Path, path) {
 				if old.Source != u.Source && path != u.Path {
 					e.lostTo[path] = u.Source
 				}
@@ -162,6 +163,12 @@ func (e *Effective) overlay(units []Unit) {
 		}
 		e.units[u.Path] = u
 	}
+}
+
+// isBelow reports whether the dotted setting path lies under parent ("a.b" under "a"),
+// without building parent+"." on every comparison of every fold.
+func isBelow(path, parent string) bool {
+	return len(path) > len(parent) && path[len(parent)] == '.' && path[:len(parent)] == parent
 }
 
 // removeNamed applies a policy's `remove` list: named default rules from above are
