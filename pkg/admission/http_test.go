@@ -36,13 +36,13 @@ func TestMalformedReviews(t *testing.T) {
 			contentType: "application/json", body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}`,
 			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest, wantMessage: "the AdmissionReview carries no request (uid, kind and operation are required)",
 		},
-		"a policy whose object is not JSON": {
+		"a policy whose object is not a JSON object": {
 			contentType: "application/json",
 			body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "1", "operation": "CREATE",
 				"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"}, "namespace": "app", "name": "p",
 				"object": "a string"}}`,
 			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
-			wantMessage: "decoding ColorPolicy app/p: json: cannot unmarshal string into Go value of type map[string]interface {}",
+			wantMessage: "decoding the AdmissionReview: json: cannot unmarshal string into Go struct field reviewRequest.request.object of type map[string]interface {}",
 		},
 	}
 	for name, tc := range cases {

@@ -39,7 +39,7 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 		// so the policy goes unannotated, as when the mutating webhook is unreachable.
 		return admission.Allowed("")
 	}
-	obj, err := decodeObject(req.Object.Raw)
+	obj, err := objectOf(req.Object)
 	if err != nil || obj == nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding %s %s/%s: %v", row.Kind, req.Namespace, req.Name, err))
 	}

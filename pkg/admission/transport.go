@@ -11,6 +11,9 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -41,8 +44,37 @@ type reviewDoor struct {
 type admissionReview struct {
 	APIVersion string                         `json:"apiVersion,omitempty"`
 	Kind       string                         `json:"kind,omitempty"`
-	Request    *admissionv1.AdmissionRequest  `json:"request,omitempty"`
+	Request    *reviewRequest                 `json:"request,omitempty"`
 	Response   *admissionv1.AdmissionResponse `json:"response,omitempty"`
+}
+
+// reviewRequest holds the fields of an AdmissionRequest the handlers read. The object is
+// decoded straight into generic JSON in the same pass as the review, instead of being
+// copied out raw and parsed again; what no handler reads (userInfo, options, requestKind)
+// is skipped without being built.
+type reviewRequest struct {
+	UID       types.UID                   `json:"uid"`
+	Kind      metav1.GroupVersionKind     `json:"kind"`
+	Resource  metav1.GroupVersionResource `json:"resource"`
+	Name      string                      `json:"name,omitempty"`
+	Namespace string                      `json:"namespace,omitempty"`
+	Operation admissionv1.Operation       `json:"operation"`
+	Object    map[string]any              `json:"object,omitempty"`
+	OldObject runtime.RawExtension        `json:"oldObject,omitempty"`
+	DryRun    *bool                       `json:"dryRun,omitempty"`
+}
+
+// admissionRequest converts to the handlers' type; the decoded object travels as an
+// Unstructured in Object.Object (see objectOf).
+func (r *reviewRequest) admissionRequest() admission.Request {
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: r.UID, Kind: r.Kind, Resource: r.Resource, Name: r.Name, Namespace: r.Namespace,
+		Operation: r.Operation, OldObject: r.OldObject, DryRun: r.DryRun,
+	}}
+	if r.Object != nil {
+		req.Object = runtime.RawExtension{Object: &unstructured.Unstructured{Object: r.Object}}
+	}
+	return req
 }
 
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -90,7 +122,7 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := admission.Request{}
 	if in.Request != nil {
-		req.AdmissionRequest = *in.Request
+		req = in.Request.admissionRequest()
 	}
 	resp := d.handle(r, req)
 	writeReview(w, admissionReview{APIVersion: in.APIVersion, Kind: "AdmissionReview", Response: &resp.AdmissionResponse})

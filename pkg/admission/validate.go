@@ -12,6 +12,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -141,11 +143,11 @@ var referenceGrantKind = schema.GroupKind{Group: rules.GatewayGroup, Kind: "Refe
 // object exactly once.
 func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, error) {
 	out := rules.Request{Operation: rules.Operation(req.Operation)}
-	raw := req.Object.Raw
+	ext := req.Object
 	if req.Operation == admissionv1.Delete {
-		raw = req.OldObject.Raw
+		ext = req.OldObject
 	}
-	obj, err := decodeObject(raw)
+	obj, err := objectOf(ext)
 	if err != nil {
 		return out, fmt.Errorf("decoding %s %s/%s: %w", row.Kind, req.Namespace, req.Name, err)
 	}
@@ -183,14 +185,19 @@ func matchesRequest(obj map[string]any, req admission.Request) error {
 	return nil
 }
 
-// decodeObject decodes generic JSON and drops managedFields, which no rule reads.
-func decodeObject(raw []byte) (map[string]any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
+// objectOf returns an object of a review as generic JSON, without managedFields (no rule
+// reads them): already decoded by the review door, or decoded here from raw JSON.
+func objectOf(ext runtime.RawExtension) (map[string]any, error) {
 	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, err
+	if u, ok := ext.Object.(*unstructured.Unstructured); ok {
+		obj = u.Object
+	} else {
+		if len(ext.Raw) == 0 {
+			return nil, nil
+		}
+		if err := json.Unmarshal(ext.Raw, &obj); err != nil {
+			return nil, err
+		}
 	}
 	if meta, ok := obj["metadata"].(map[string]any); ok {
 		delete(meta, "managedFields")
