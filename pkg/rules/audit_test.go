@@ -88,19 +88,7 @@ func TestAuditConflictMessageNamesTheOlderPolicy(t *testing.T) {
 
 func TestAuditNamesPoliciesInOtherNamespaces(t *testing.T) {
 	table := BuiltinKindTable()
-	snap := world(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: colors, namespace: infra}
-spec:
-  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
-  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
----
+	snap := world(t, table, sharedGatewayWorld, `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: first, namespace: web, creationTimestamp: "2024-01-01T00:00:00Z"}
@@ -113,5 +101,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 `)
 	findings, _ := Audit(snap, nil)
 	require.Len(t, findings, 1)
-	assert.Contains(t, findings[0].Denials[0].Detail, "ColorPolicy web/first on Gateway infra/gw")
+	assert.Equal(t, "app/second", findings[0].Policy.Ref())
+	matcher.Test(t, field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.overrides", ReasonConflicted,
+		`ColorPolicy web/first on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+orderDetail)}, findings[0].Denials)
 }

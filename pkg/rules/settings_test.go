@@ -163,19 +163,7 @@ func TestMessagesDescribeObjectsInOtherNamespaces(t *testing.T) {
 	table := BuiltinKindTable()
 	// A Gateway in infra, a grant letting ColorPolicies from app and web target it, and an
 	// older web policy on it: the app author must not learn the web policy's name.
-	snap := world(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: colors, namespace: infra}
-spec:
-  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
-  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
----
+	snap := world(t, table, sharedGatewayWorld, `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: secret-team-policy, namespace: web, creationTimestamp: "2024-01-01T00:00:00Z"}
@@ -207,6 +195,22 @@ spec:
 		})
 	}
 }
+
+// sharedGatewayWorld is a Gateway in infra that ColorPolicies from app and web may target
+// (a ReferenceGrant in infra lets them).
+const sharedGatewayWorld = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: colors, namespace: infra}
+spec:
+  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
+`
 
 func TestSettingsName(t *testing.T) {
 	var none *Settings
