@@ -38,18 +38,35 @@ func main() {
 	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
 	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
 	cpuProfile := flag.String("cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
+	fromCluster := flag.Bool("from-cluster", false, "serve the snapshot from a local control plane holding it (informers, --live-reads=false) instead of --snapshot-from files")
 	flag.Parse()
-	if err := run(*bin, *work, *workers, *duration, *cpuProfile); err != nil {
+	if err := run(*bin, *work, *workers, *duration, *cpuProfile, *fromCluster); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, work string, workers int, duration time.Duration, cpuProfile string) error {
-	snapDir := filepath.Join(work, "snapshot")
-	fmt.Println("load: writing the snapshot (1,000 Gateways, 10,000 HTTPRoutes x 10 rules, 10,000 Services, 5,000 policies)...")
-	if err := synthetic.WriteFiles(snapDir); err != nil {
+func run(bin, work string, workers int, duration time.Duration, cpuProfile string, fromCluster bool) error {
+	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
+	}
+	var source []string
+	if fromCluster {
+		kubeconfig, stop, err := populateCluster(work)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		// Live reads off: the mix replays the same reviews thousands of times a second, and
+		// the API server would be what is measured.
+		source = []string{"--kubeconfig", kubeconfig, "--live-reads=false"}
+	} else {
+		snapDir := filepath.Join(work, "snapshot")
+		fmt.Println("load: writing the snapshot (1,000 Gateways, 10,000 HTTPRoutes x 10 rules, 10,000 Services, 5,000 policies)...")
+		if err := synthetic.WriteFiles(snapDir); err != nil {
+			return err
+		}
+		source = []string{"--snapshot-from", snapDir}
 	}
 	ca, err := certs.NewCA("load-ca", time.Hour)
 	if err != nil {
@@ -72,7 +89,7 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 		return err
 	}
 	defer logFile.Close()
-	args := []string{"serve", "--snapshot-from", snapDir, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}
+	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, source...)
 	profilePort := 0
 	if cpuProfile != "" {
 		if profilePort, err = localcluster.FreePort(); err != nil {
