@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -307,6 +308,9 @@ func (s *Server) maintain(ctx context.Context) error {
 		return ctx.Err()
 	}
 	s.store.SetReady()
+	// The first lists decoded every object of the cluster once; return that garbage to the
+	// OS now rather than carry it as resident memory until the heap grows into it.
+	debug.FreeOSMemory()
 	s.opts.Log.Info("informers synced; ready")
 	tick := time.NewTicker(ReservationTTL / 3)
 	defer tick.Stop()
