@@ -39,14 +39,29 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
 	cpuProfile := flag.String("cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
 	fromCluster := flag.Bool("from-cluster", false, "serve the snapshot from a local control plane holding it (informers, --live-reads=false) instead of --snapshot-from files")
+	var webhookEnv envFlag
+	flag.Var(&webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
 	flag.Parse()
-	if err := run(*bin, *work, *workers, *duration, *cpuProfile, *fromCluster); err != nil {
+	if err := run(*bin, *work, *workers, *duration, *cpuProfile, *fromCluster, webhookEnv); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, work string, workers int, duration time.Duration, cpuProfile string, fromCluster bool) error {
+// envFlag collects repeated KEY=VALUE flags.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func run(bin, work string, workers int, duration time.Duration, cpuProfile string, fromCluster bool, webhookEnv []string) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
@@ -98,6 +113,7 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 		args = append(args, "--profiling-address", fmt.Sprintf("127.0.0.1:%d", profilePort))
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), webhookEnv...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	loadStart := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -115,7 +131,7 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 	if err := localcluster.WaitReady(client, base+"/readyz", 120*time.Second); err != nil {
 		return err
 	}
-	fmt.Printf("load: webhook ready in %s (pid %d)\n", time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid)
+	fmt.Printf("load: webhook ready in %s (pid %d%s)\n", time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid, envNote(webhookEnv))
 	rssAtRest := rssKiB(cmd.Process.Pid, "VmRSS")
 
 	mix := synthetic.Reviews()
@@ -163,6 +179,13 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 		return fmt.Errorf("%d reviews failed; see %s", sat.errors+half.errors, filepath.Join(work, "webhook.log"))
 	}
 	return nil
+}
+
+func envNote(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(env, " ")
 }
 
 // fetchProfile saves a pprof profile from url to path.

@@ -18,7 +18,7 @@ import (
 func (w *walker) attaches(route, owner, gw *Object, l ListenerInfo) bool {
 	selected := false
 	for _, p := range route.Route.ParentRefs {
-		if p.Key != owner.Key() {
+		if p.Key() != owner.Key() {
 			continue
 		}
 		if (p.SectionName == "" || p.SectionName == l.Name) && (p.Port == 0 || p.Port == l.Port) {

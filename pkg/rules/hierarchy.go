@@ -245,11 +245,12 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 func (w *walker) viaParents(route *Object, rule string, backend *TargetKey) {
 	seen := map[TargetKey]bool{}
 	for _, p := range route.Route.ParentRefs {
-		if seen[p.Key] {
+		key := p.Key()
+		if seen[key] {
 			continue
 		}
-		seen[p.Key] = true
-		owner, ok := w.snap.Object(p.Key)
+		seen[key] = true
+		owner, ok := w.snap.Object(key)
 		if !ok || owner.Gateway == nil {
 			continue
 		}
@@ -287,11 +288,12 @@ func (w *walker) fromRoute(base ContextPath, route *Object, rule string, backend
 		}
 		seen := map[TargetKey]bool{}
 		for _, b := range route.Route.Backends(i) {
-			if (backend != nil && b.Key != *backend) || seen[b.Key] || !w.backendPermitted(route, b.Key) {
+			key := b.Key()
+			if (backend != nil && key != *backend) || seen[key] || !w.backendPermitted(route, key) {
 				continue
 			}
-			seen[b.Key] = true
-			c.Backend = b.Key
+			seen[key] = true
+			c.Backend = key
 			w.fromBackend(c, b)
 		}
 	}
@@ -303,7 +305,7 @@ func (w *walker) fromBackend(c ContextPath, b BackendRef) {
 		w.emit(c)
 		return
 	}
-	c.Port = portName(w.snap, b.Key, b.Port)
+	c.Port = portName(w.snap, b.Key(), b.Port)
 	w.emit(c)
 }
 

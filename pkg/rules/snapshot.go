@@ -161,15 +161,15 @@ func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*O
 	case o.Route != nil:
 		seen := map[TargetKey]bool{}
 		for _, p := range o.Route.ParentRefs {
-			if !seen[p.Key] {
-				seen[p.Key] = true
-				s.routesByParent[p.Key] = op(s.routesByParent[p.Key], o)
+			if key := p.Key(); !seen[key] {
+				seen[key] = true
+				s.routesByParent[key] = op(s.routesByParent[key], o)
 			}
 		}
 		for _, b := range o.Route.AllBackends() {
-			if !seen[b.Key] {
-				seen[b.Key] = true
-				s.routesByBackend[b.Key] = op(s.routesByBackend[b.Key], o)
+			if key := b.Key(); !seen[key] {
+				seen[key] = true
+				s.routesByBackend[key] = op(s.routesByBackend[key], o)
 			}
 		}
 	case o.Gateway != nil && o.Gateway.Parent != nil:
