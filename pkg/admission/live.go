@@ -113,7 +113,7 @@ func (v *Validator) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind
 		err := v.Live.Get(ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
 		switch {
 		case apierrors.IsNotFound(err), err == nil && u.GetDeletionTimestamp() != nil:
-			v.Store.Remove(gvk.GroupKind(), q.Namespace, q.Name)
+			v.Store.Forget(q)
 			dropped = true
 		case err != nil:
 			liveReadErrors.Inc()

@@ -29,11 +29,20 @@ type Store struct {
 	// deleting marks policies whose DELETE this webhook admitted: they had been stored, so
 	// a live read that no longer finds them proves them gone even if still reserved.
 	deleting map[policyID]time.Time
-	ready    atomic.Bool
-	now      func() time.Time
+	// forgotten holds the policies a live read proved deleted before their watch event
+	// arrived, by UID: an add or update of that same object still in the watch stream must
+	// not bring it back (a policy created again under the name has another UID).
+	forgotten map[policyID]forgottenPolicy
+	ready     atomic.Bool
+	now       func() time.Time
 	// changedAt is when the state last changed; impact annotations are "observed at" it, so
 	// a re-invoked mutation against the same state yields the same patch.
 	changedAt time.Time
+}
+
+type forgottenPolicy struct {
+	uid string
+	at  time.Time
 }
 
 type policyID struct {
@@ -46,7 +55,8 @@ const ReservationTTL = 30 * time.Second
 
 // NewStore returns a store over a kind table and an initial snapshot.
 func NewStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
-	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, deleting: map[policyID]time.Time{}, now: time.Now}
+	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, deleting: map[policyID]time.Time{},
+		forgotten: map[policyID]forgottenPolicy{}, now: time.Now}
 }
 
 // UseSettings sets the enforcement and message settings every verdict applies; call it
@@ -96,29 +106,35 @@ func (s *Store) Judge(ctx context.Context, req rules.Request, reserve bool) (rul
 	return v, true
 }
 
-// Upsert applies an informer add or update.
+// Upsert applies a watch add or update.
 func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.changedAt = s.now()
 	if row, ok := s.table.Lookup(gk); ok {
 		p := rules.NewPolicy(row, obj)
+		if f, ok := s.forgotten[idOf(p)]; ok {
+			if p.UID != "" && p.UID == f.uid {
+				return // a stale event of a policy the API server no longer has
+			}
+			delete(s.forgotten, idOf(p))
+		}
+		s.changedAt = s.now()
 		s.snap.PutPolicy(p)
 		delete(s.reserved, idOf(p))
 		return
 	}
+	s.changedAt = s.now()
 	_, _ = s.snap.AddResource(gk, obj) // a malformed ReferenceGrant cannot be indexed; skip it
 }
 
-// Remove applies an informer delete.
+// Remove applies a watch delete.
 func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.changedAt = s.now()
 	if _, ok := s.table.Lookup(gk); ok {
-		s.snap.RemovePolicy(gk, namespace, name)
-		delete(s.reserved, policyID{gk, namespace, name})
-		delete(s.deleting, policyID{gk, namespace, name})
+		s.removePolicy(policyID{gk, namespace, name})
+		delete(s.forgotten, policyID{gk, namespace, name})
 		return
 	}
 	if gk == (schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}) {
@@ -126,6 +142,23 @@ func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 		return
 	}
 	s.snap.RemoveObject(rules.TargetKey{Group: gk.Group, Kind: gk.Kind, Namespace: namespace, Name: name})
+}
+
+// Forget removes a policy that a live read found deleted (or being deleted) while the
+// watch has not said so yet, and ignores that object's events still on their way.
+func (s *Store) Forget(p *rules.Policy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.changedAt = s.now()
+	id := idOf(p)
+	s.removePolicy(id)
+	s.forgotten[id] = forgottenPolicy{uid: p.UID, at: s.now()}
+}
+
+func (s *Store) removePolicy(id policyID) {
+	s.snap.RemovePolicy(id.kind, id.namespace, id.name)
+	delete(s.reserved, id)
+	delete(s.deleting, id)
 }
 
 // ExpireReservations drops reservations older than ReservationTTL that no informer event
@@ -137,6 +170,11 @@ func (s *Store) ExpireReservations() int {
 	for id, at := range s.deleting {
 		if s.now().Sub(at) > ReservationTTL {
 			delete(s.deleting, id)
+		}
+	}
+	for id, f := range s.forgotten {
+		if s.now().Sub(f.at) > ReservationTTL {
+			delete(s.forgotten, id)
 		}
 	}
 	for id, at := range s.reserved {

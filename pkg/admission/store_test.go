@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -117,4 +118,54 @@ func TestStoreAuditAcrossChunks(t *testing.T) {
 	publishAudit(findings, audited, time.Millisecond)
 	assert.Equal(t, float64(len(want)), testutil.ToFloat64(auditFindings.WithLabelValues("BackendTLSPolicy", rules.ReasonConflicted, "Warn")))
 	assert.Equal(t, float64(audited), testutil.ToFloat64(auditPolicies))
+}
+
+// withUID decodes a policy document and sets its metadata.uid, as the API server has by the
+// time it calls validating webhooks and sends watch events.
+func withUID(t *testing.T, doc, uid string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(doc), &obj))
+	obj["metadata"].(map[string]any)["uid"] = uid
+	return obj
+}
+
+// A policy a live read proved deleted stays gone when an add or update of that same object
+// (same UID) arrives late from the watch; the same name created again (another UID), or the
+// watch's own delete, ends the tombstone.
+func TestStoreForgottenPolicyIsNotBroughtBackByStaleEvents(t *testing.T) {
+	btlsKind := schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}
+	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
+	stored, ok := store.snap.GetPolicy(btlsKind, "app", "one")
+	require.True(t, ok)
+
+	store.Forget(stored)
+	assert.False(t, store.Has(btlsKind, "app", "one"))
+
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
+	assert.False(t, store.Has(btlsKind, "app", "one"), "a stale event of the deleted object is ignored")
+
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-2"))
+	assert.True(t, store.Has(btlsKind, "app", "one"), "the name created again is a new object")
+
+	recreated, _ := store.snap.GetPolicy(btlsKind, "app", "one")
+	store.Forget(recreated)
+	store.Remove(btlsKind, "app", "one")
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-2"))
+	assert.True(t, store.Has(btlsKind, "app", "one"), "after the watch's delete, events are applied again")
+}
+
+func TestStoreForgottenPoliciesExpire(t *testing.T) {
+	btlsKind := schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}
+	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	now := time.Now()
+	store.now = func() time.Time { return now }
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
+	stored, _ := store.snap.GetPolicy(btlsKind, "app", "one")
+	store.Forget(stored)
+
+	now = now.Add(ReservationTTL + time.Second)
+	store.ExpireReservations()
+	assert.Empty(t, store.forgotten)
 }

@@ -14,6 +14,9 @@ type Policy struct {
 	Row       *KindRow
 	Namespace string
 	Name      string
+	// UID is metadata.uid: the API server sets it before validating admission, so a review
+	// and the watch events of the object it admitted carry the same one.
+	UID string
 	// Created is metadata.creationTimestamp; older is higher at one level (GEP-713).
 	Created time.Time
 	Spec    map[string]any
@@ -105,6 +108,7 @@ func NewPolicy(row *KindRow, obj map[string]any) *Policy {
 	meta, _ := obj["metadata"].(map[string]any)
 	p.Namespace, _ = meta["namespace"].(string)
 	p.Name, _ = meta["name"].(string)
+	p.UID, _ = meta["uid"].(string)
 	if ts, ok := meta["creationTimestamp"].(string); ok {
 		p.Created, _ = time.Parse(time.RFC3339, ts)
 	}
