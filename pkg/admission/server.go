@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -79,8 +80,10 @@ type Server struct {
 	opts    Options
 	store   *Store
 	mgr     manager.Manager
-	mu      sync.Mutex // guards watched: CRD events start informers from their own goroutines
+	dyn     dynamic.Interface
+	mu      sync.Mutex
 	watched map[schema.GroupKind]bool
+	feeds   []*feed
 }
 
 // NewServer builds the manager, the HTTPS server and the store.
@@ -106,7 +109,11 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, watched: map[schema.GroupKind]bool{}}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, dyn: dyn, watched: map[schema.GroupKind]bool{}}
 	s.store.UseSettings(opts.Settings)
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	hooks = mgr.GetWebhookServer()
@@ -138,10 +145,10 @@ func readyz(store *Store) http.Handler {
 	})
 }
 
-// trimForRules is the informer cache's transform: it drops what no rule reads (managed
-// fields, status, and annotations, where kubectl keeps a whole copy of the object in
-// last-applied-configuration), so a large cluster costs the webhook little memory.
-// Reviews read the incoming object from the request, never from the cache.
+// trimForRules is the transform of the one informer cache left, the CRDs' (every other
+// kind is fed straight into the Store, see feed.go): it drops what discovery does not read,
+// managed fields, status, annotations, and each version's OpenAPI schema, which is most of
+// a CRD (hundreds of KB for some gateway implementations' policy CRDs).
 func trimForRules(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -150,6 +157,14 @@ func trimForRules(obj any) (any, error) {
 	u.SetManagedFields(nil)
 	u.SetAnnotations(nil)
 	delete(u.Object, "status")
+	// In place: unstructured.NestedSlice would deep-copy the schemas before they are dropped.
+	spec, _ := u.Object["spec"].(map[string]any)
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "schema")
+		}
+	}
 	return u, nil
 }
 
@@ -264,7 +279,7 @@ func rowFromCRD(u *unstructured.Unstructured) (rules.KindRow, schema.GroupVersio
 	return row, schema.GroupVersionKind{Group: group, Version: stored, Kind: kind}, true
 }
 
-// watch feeds one kind's informer events into the store.
+// watch starts the feed of one kind into the store.
 func (s *Server) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	s.mu.Lock()
 	already := s.watched[gvk.GroupKind()]
@@ -273,45 +288,48 @@ func (s *Server) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	if already {
 		return nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	inf, err := s.mgr.GetCache().GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	mapping, err := s.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return fmt.Errorf("informer for %s: %w", gvk, err)
+		return fmt.Errorf("resource for %s: %w", gvk, err)
 	}
-	gk := gvk.GroupKind()
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.upsert(gk, obj) },
-		UpdateFunc: func(_, obj any) { s.upsert(gk, obj) },
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				s.store.Remove(gk, u.GetNamespace(), u.GetName())
-			}
-		},
-	})
-	return err
+	f := newFeed(gvk.GroupKind(), s.store)
+	s.mu.Lock()
+	s.feeds = append(s.feeds, f)
+	s.mu.Unlock()
+	startFeed(ctx, s.dyn, gvk, mapping.Resource, f)
+	return nil
 }
 
-func (s *Server) upsert(gk schema.GroupKind, obj any) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		s.store.Upsert(gk, u.Object)
+func (s *Server) feedsSynced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.feeds {
+		if !f.synced.Load() {
+			return false
+		}
 	}
+	return true
 }
 
-// maintain marks the store ready once every informer has synced, then expires
-// reservations that no informer event confirmed.
+// maintain marks the store ready once the CRD informer and every feed have synced, then
+// expires reservations that no watch event confirmed.
 func (s *Server) maintain(ctx context.Context) error {
 	if !s.mgr.GetCache().WaitForCacheSync(ctx) {
 		return ctx.Err()
+	}
+	waitStart := time.Now()
+	for !s.feedsSynced() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	s.store.SetReady()
 	// The first lists decoded every object of the cluster once; return that garbage to the
 	// OS now rather than carry it as resident memory until the heap grows into it.
 	debug.FreeOSMemory()
-	s.opts.Log.Info("informers synced; ready")
+	s.opts.Log.Info("synced; ready", "waited", time.Since(waitStart).String())
 	tick := time.NewTicker(ReservationTTL / 3)
 	defer tick.Stop()
 	var audits <-chan time.Time
