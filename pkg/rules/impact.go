@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -52,14 +53,37 @@ func (im Impact) ForAnnotation() Impact {
 
 // PathsOf returns the distinct context paths a policy's targets reach.
 func PathsOf(snap Snapshot, p *Policy) []ContextPath {
-	var out []ContextPath
-	seen := map[ContextPath]bool{} // paths are comparable values: no string per path
-	for _, key := range uniqueKeys(p) {
-		for _, c := range PathsThrough(snap, p.Row, key) {
-			if !seen[c] {
-				seen[c] = true
+	keys := uniqueKeys(p)
+	if len(keys) == 1 {
+		// The common case, one target: the walk's own slice, duplicates dropped in place.
+		return distinctPaths(PathsThrough(snap, p.Row, keys[0]))
+	}
+	var all []ContextPath
+	for _, key := range keys {
+		all = append(all, PathsThrough(snap, p.Row, key)...)
+	}
+	return distinctPaths(all)
+}
+
+// smallPathSet is how many paths are compared pairwise before a map is worth building.
+const smallPathSet = 32
+
+// distinctPaths drops repeated paths in place, keeping the first of each.
+func distinctPaths(paths []ContextPath) []ContextPath {
+	out := paths[:0]
+	if len(paths) <= smallPathSet {
+		for _, c := range paths {
+			if !slices.Contains(out, c) {
 				out = append(out, c)
 			}
+		}
+		return out
+	}
+	seen := make(map[ContextPath]struct{}, len(paths)) // paths are comparable values
+	for _, c := range paths {
+		if _, dup := seen[c]; !dup {
+			seen[c] = struct{}{}
+			out = append(out, c)
 		}
 	}
 	return out
@@ -85,8 +109,9 @@ func ImpactOf(snap Snapshot, p *Policy, cache *UnitCache) Impact {
 		mine = append(mine, cache.Units(p, b)...)
 	}
 	overrides, overriddenBy := map[string]bool{}, map[string]bool{}
+	e := &Effective{}
 	for _, path := range paths {
-		e := Fold(snap, p.Row, path, cache)
+		e.fold(snap, p.Row, path, cache)
 		survived := 0
 		for _, u := range mine {
 			if got, ok := e.units[u.Path]; ok && sameValue(got.Value, u.Value) {

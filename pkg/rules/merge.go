@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -33,6 +34,11 @@ type Effective struct {
 	lostTo map[string]*Policy
 	// Policies are those attached along the path, highest first.
 	Policies []*Policy
+
+	// Buffers kept between folds when one Effective is reused (ImpactOf folds every path
+	// a policy reaches, one after another).
+	sorted              []*Policy
+	defaults, overrides []attachedBlock
 }
 
 // Units returns the effective settings, sorted by path.
@@ -81,22 +87,45 @@ type attachedBlock struct {
 
 // Fold computes the effective policy of a row's kind along a path.
 func Fold(snap Snapshot, row *KindRow, path ContextPath, cache *UnitCache) *Effective {
-	e := &Effective{Path: path, units: map[string]Unit{}, lostTo: map[string]*Policy{}}
-	var defaults, overrides []attachedBlock
-	seen := map[*Policy]bool{}
+	e := &Effective{}
+	e.fold(snap, row, path, cache)
+	return e
+}
+
+// fold computes into e, reusing its maps and buffers: a fold per path of a policy that
+// reaches thousands would otherwise allocate two maps and three slices each time.
+func (e *Effective) fold(snap Snapshot, row *KindRow, path ContextPath, cache *UnitCache) {
+	e.Path = path
+	if e.units == nil {
+		e.units, e.lostTo = map[string]Unit{}, map[string]*Policy{}
+	}
+	clear(e.units)
+	clear(e.lostTo)
+	e.Policies = e.Policies[:0]
+	defaults, overrides := e.defaults[:0], e.overrides[:0]
 	var buf [maxPathKeys]TargetKey
 	for level, key := range path.appendKeys(buf[:0]) {
 		atLevel := snap.PoliciesAt(row.GroupKind(), key)
 		if len(atLevel) == 0 {
 			continue
 		}
-		sorted := append([]*Policy(nil), atLevel...)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Higher(sorted[j]) })
+		sorted := append(e.sorted[:0], atLevel...)
+		slices.SortFunc(sorted, func(a, b *Policy) int {
+			if a.Higher(b) {
+				return -1
+			}
+			if b.Higher(a) {
+				return 1
+			}
+			return 0
+		})
+		e.sorted = sorted
 		for _, p := range sorted {
-			if seen[p] {
+			// A policy attached at two levels of one path (two targetRefs) counts at the
+			// higher one. The policies of one path are a handful: a scan, not a map.
+			if slices.Contains(e.Policies, p) {
 				continue
 			}
-			seen[p] = true
 			e.Policies = append(e.Policies, p)
 			for _, b := range cache.Blocks(p) {
 				ab := attachedBlock{policy: p, level: level, block: b}
@@ -108,6 +137,7 @@ func Fold(snap Snapshot, row *KindRow, path ContextPath, cache *UnitCache) *Effe
 			}
 		}
 	}
+	e.defaults, e.overrides = defaults, overrides
 	// Defaults, highest first: each lower block merges in with the strategy of the block
 	// above it, and wins where they overlap.
 	prevStrategy, prevLevel := "", -1
@@ -136,7 +166,6 @@ func Fold(snap Snapshot, row *KindRow, path ContextPath, cache *UnitCache) *Effe
 		}
 		e.overlay(units)
 	}
-	return e
 }
 
 // replaceAll drops every setting: an atomic winner takes the whole block.
