@@ -41,8 +41,27 @@ func main() {
 	fromCluster := flag.Bool("from-cluster", false, "serve the snapshot from a local control plane holding it (informers, --live-reads=false) instead of --snapshot-from files")
 	var webhookEnv envFlag
 	flag.Var(&webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
+	rate := flag.Float64("rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")
+	floor := flag.Bool("floor", false, "drive a TLS server that does no admission work instead of the webhook: the floor of these figures on this machine")
+	floorCertDir := flag.String("serve-floor", "", "(internal) serve the floor with the certificate in this folder, on -floor-port")
+	floorPort := flag.Int("floor-port", 0, "(internal) the floor server's port")
 	flag.Parse()
-	if err := run(*bin, *work, *workers, *duration, *cpuProfile, *fromCluster, webhookEnv); err != nil {
+	if *floorCertDir != "" {
+		if err := serveFloor(*floorCertDir, *floorPort); err != nil {
+			fmt.Fprintln(os.Stderr, "load: floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *floor {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		*bin = self
+	}
+	if err := run(*bin, *work, *workers, *duration, *cpuProfile, *fromCluster, webhookEnv, *floor, *rate); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
@@ -61,7 +80,7 @@ func (e *envFlag) Set(v string) error {
 	return nil
 }
 
-func run(bin, work string, workers int, duration time.Duration, cpuProfile string, fromCluster bool, webhookEnv []string) error {
+func run(bin, work string, workers int, duration time.Duration, cpuProfile string, fromCluster bool, webhookEnv []string, floor bool, fixedRate float64) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
@@ -105,6 +124,10 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 	}
 	defer logFile.Close()
 	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, source...)
+	if floor {
+		args = []string{"-serve-floor", certDir, "-floor-port", strconv.Itoa(port)}
+		fmt.Println("load: the floor: a TLS server that answers each review without admission work, in its own process")
+	}
 	profilePort := 0
 	if cpuProfile != "" {
 		if profilePort, err = localcluster.FreePort(); err != nil {
@@ -131,7 +154,11 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 	if err := localcluster.WaitReady(client, base+"/readyz", 120*time.Second); err != nil {
 		return err
 	}
-	fmt.Printf("load: webhook ready in %s (pid %d%s)\n", time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid, envNote(webhookEnv))
+	server := "webhook"
+	if floor {
+		server = "floor server"
+	}
+	fmt.Printf("load: %s ready in %s (pid %d%s)\n", server, time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid, envNote(webhookEnv))
 	rssAtRest := rssKiB(cmd.Process.Pid, "VmRSS")
 
 	mix := synthetic.Reviews()
@@ -160,19 +187,25 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 	if err != nil {
 		return err
 	}
-	half := openLoop(client, base, mix, rate/2, duration)
-	fmt.Printf("load: at half load (%.0f/s): p50 %s, p99 %s, p99.9 %s (%d reviews, %d errors)\n",
-		rate/2, pct(half.latencies, 50), pct(half.latencies, 99), pct(half.latencies, 99.9), half.done, half.errors)
+	load, loadName := rate/2, "half load"
+	if fixedRate > 0 {
+		load, loadName = fixedRate, "a fixed load"
+	}
+	half := openLoop(client, base, mix, load, duration)
+	fmt.Printf("load: at %s (%.0f/s): p50 %s, p99 %s, p99.9 %s (%d reviews, %d errors)\n",
+		loadName, load, pct(half.latencies, 50), pct(half.latencies, 99), pct(half.latencies, 99.9), half.done, half.errors)
 	after, err := handlerBuckets(client, base)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("load: at half load, inside the webhook's handlers (its histogram): p50 <= %s, p99 <= %s, p99.9 <= %s\n",
-		bucketQuantile(before, after, 0.50), bucketQuantile(before, after, 0.99), bucketQuantile(before, after, 0.999))
+	if !floor {
+		fmt.Printf("load: at %s, inside the webhook's handlers (its histogram): p50 <= %s, p99 <= %s, p99.9 <= %s\n", loadName,
+			bucketQuantile(before, after, 0.50), bucketQuantile(before, after, 0.99), bucketQuantile(before, after, 0.999))
+	}
 
 	cpuPerReview := time.Duration(float64(cpu1-cpu0) / float64(sat.done))
 	peak := rssKiB(cmd.Process.Pid, "VmHWM")
-	fmt.Printf("load: CPU per review at saturation: %s (webhook process, user+system)\n", cpuPerReview)
+	fmt.Printf("load: CPU per review at saturation: %s (%s process, user+system)\n", cpuPerReview, server)
 	fmt.Printf("load: RSS: %d MiB after loading the snapshot, %d MiB peak\n", rssAtRest/1024, peak/1024)
 	fmt.Printf("load: errors: %d\n", sat.errors+half.errors)
 	if sat.errors+half.errors > 0 {
