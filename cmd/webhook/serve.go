@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/policyattachment/webhook/internal/memlimit"
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
 )
@@ -40,8 +42,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating admission webhook over HTTPS. Its view of the cluster comes from\n"+
-			"informers; it is ready once they have synced.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating and mutating admission webhooks over HTTPS. Its view of the\n"+
+			"cluster comes from a list and watch of each kind the rules read; it is ready once every\n"+
+			"kind has been listed. In a container with a memory limit, and without GOMEMLIMIT, it\n"+
+			"gives the Go runtime a soft limit of nine tenths of it.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if done, code := parseFlags(fs, args); done {
@@ -64,6 +68,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log := zap.New(zap.WriteTo(stderr))
 	ctrl.SetLogger(log)
+	if soft := memlimit.Apply("/sys/fs/cgroup", os.Getenv); soft > 0 {
+		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
+	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {
 			fmt.Fprintf(stderr, "webhook serve: --profiling-address: %v\n", err)

@@ -115,9 +115,7 @@ func TestBase(t *testing.T) {
 	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
 	assert.False(t, c.Resources.Requests.Cpu().IsZero())
 	assert.False(t, c.Resources.Limits.Memory().IsZero())
-	require.Len(t, c.Env, 1)
-	assert.Equal(t, "GOMEMLIMIT", c.Env[0].Name, "the Go runtime knows the memory limit")
-	assert.Equal(t, "limits.memory", c.Env[0].ValueFrom.ResourceFieldRef.Resource)
+	assert.Empty(t, c.Env, "no GOMEMLIMIT: webhook serve derives a soft limit with headroom from the container's memory limit")
 	assert.Equal(t, tlsSecret, pod.Volumes[0].Secret.SecretName)
 	assert.Contains(t, objs, "PodDisruptionBudget/policyattachment-webhook")
 
