@@ -5,7 +5,7 @@
 #
 # The folder is outside the checkout and keyed by version, so a fresh clone (CI) reuses it:
 #   ${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}/control-plane/k8s-<v>-etcd-<v>
-# The first build takes about 5 minutes on 2 cores; later calls return at once.
+# The first build takes 5 to 15 minutes on 2 cores (13 on the last fresh machine); later calls return at once.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-1.34.4}"
@@ -25,7 +25,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 if [ ! -x "$DEST/kube-apiserver" ]; then
-  log "building kube-apiserver v$K8S_VERSION from source (about 4 minutes the first time)..."
+  log "building kube-apiserver v$K8S_VERSION from source (4 to 13 minutes the first time)..."
   mkdir -p "$work/apiserver"
   (
     cd "$work/apiserver"
