@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
 )
 
@@ -45,7 +46,7 @@ func TestAuditFindsWhatCheckDenies(t *testing.T) {
 }
 
 func TestAuditText(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"state.yaml": gatewayAndRoute + `---
+	dir := testkit.WriteFiles(t, map[string]string{"state.yaml": gatewayAndRoute + `---
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: young, creationTimestamp: "2024-05-01T00:00:00Z"}
@@ -65,7 +66,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 }
 
 func TestAuditCleanAndBadInput(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"ok.yaml": gatewayAndRoute})
+	dir := testkit.WriteFiles(t, map[string]string{"ok.yaml": gatewayAndRoute})
 	code, out, _ := runCLI(t, "", "audit", "-f", dir)
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "0 policies audited: 0 would be denied today\n", out)

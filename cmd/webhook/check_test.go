@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -21,17 +22,6 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	var out, errOut bytes.Buffer
 	code = run(args, strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
-}
-
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	}
-	return dir
 }
 
 func TestCheckExamples(t *testing.T) {
@@ -94,7 +84,7 @@ spec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}
 
 func TestCheckSequence(t *testing.T) {
 	t.Run("same name again is an UPDATE, judged without its old self", func(t *testing.T) {
-		dir := writeFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
+		dir := testkit.WriteFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: p}
@@ -115,7 +105,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 		assert.Equal(t, "default", report.Results[1].Namespace, "namespace defaults to default")
 	})
 	t.Run("a denied policy is not added, so the next one does not conflict with it", func(t *testing.T) {
-		dir := writeFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
+		dir := testkit.WriteFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: bad}
@@ -137,7 +127,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 		}, "\n")+"\n", out)
 	})
 	t.Run("a CRD labelled as a policy is discovered; List items are expanded", func(t *testing.T) {
-		dir := writeFiles(t, map[string]string{"a.yaml": `
+		dir := testkit.WriteFiles(t, map[string]string{"a.yaml": `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -172,7 +162,7 @@ items:
 			report.Results[1].Denials)
 	})
 	t.Run("explicit creationTimestamps decide GEP-713 order; missing ones follow document order", func(t *testing.T) {
-		dir := writeFiles(t, map[string]string{"a.yaml": `
+		dir := testkit.WriteFiles(t, map[string]string{"a.yaml": `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: p1, creationTimestamp: "2030-01-01T00:00:00Z"}
@@ -256,7 +246,7 @@ func TestCheckBadInput(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			dir := writeFiles(t, tc.files)
+			dir := testkit.WriteFiles(t, tc.files)
 			args := tc.args
 			if args == nil {
 				args = []string{"check", "-f", "DIR"}
@@ -273,7 +263,7 @@ func TestCheckBadInput(t *testing.T) {
 }
 
 func TestCheckStdinAndConfig(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"kinds.yaml": `
+	dir := testkit.WriteFiles(t, map[string]string{"kinds.yaml": `
 kinds:
 - group: policies.controller.io
   kind: ColorPolicy
@@ -328,7 +318,7 @@ func TestReadmeExampleIsReal(t *testing.T) {
 }
 
 func TestCheckEnforcementModes(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"rollout.yaml": `
+	dir := testkit.WriteFiles(t, map[string]string{"rollout.yaml": `
 enforcement:
   default: Warn
   rules:

@@ -2,26 +2,13 @@ package memlimit
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-)
 
-// cgroupRoot writes cgroup files (path relative to the root -> content) into a temp root.
-func cgroupRoot(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(root, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	}
-	return root
-}
+	"github.com/policyattachment/webhook/internal/testkit"
+)
 
 func TestCgroupLimit(t *testing.T) {
 	cases := map[string]struct {
@@ -41,7 +28,7 @@ func TestCgroupLimit(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			limit, ok := CgroupLimit(cgroupRoot(t, tc.files))
+			limit, ok := CgroupLimit(testkit.WriteFiles(t, tc.files))
 			assert.Equal(t, tc.wantOK, ok)
 			assert.Equal(t, tc.wantLimit, limit)
 		})
@@ -51,7 +38,7 @@ func TestCgroupLimit(t *testing.T) {
 func TestApply(t *testing.T) {
 	before := debug.SetMemoryLimit(-1) // -1 reads the limit without changing it
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	root := cgroupRoot(t, map[string]string{"memory.max": "268435456"})
+	root := testkit.WriteFiles(t, map[string]string{"memory.max": "268435456"})
 
 	noEnv := func(string) string { return "" }
 	assert.Equal(t, int64(241591910), Apply(root, noEnv), "nine tenths of 256 MiB")
@@ -67,6 +54,6 @@ func TestApply(t *testing.T) {
 	assert.Equal(t, int64(0), Apply(root, explicit), "GOMEMLIMIT, when set, is the operator's choice")
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 
-	assert.Equal(t, int64(0), Apply(cgroupRoot(t, map[string]string{"memory.max": "max"}), noEnv))
+	assert.Equal(t, int64(0), Apply(testkit.WriteFiles(t, map[string]string{"memory.max": "max"}), noEnv))
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 }

@@ -1,4 +1,5 @@
-// Package testkit holds helpers shared by the suites that talk to a real API server.
+// Package testkit holds helpers shared by test suites: files in a temporary folder, and the
+// clients and warning handlers of the suites that talk to a real API server.
 package testkit
 
 import (
