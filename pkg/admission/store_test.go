@@ -134,7 +134,6 @@ func withUID(t *testing.T, doc, uid string) map[string]any {
 // (same UID) arrives late from the watch; the same name created again (another UID), or the
 // watch's own delete, ends the tombstone.
 func TestStoreForgottenPolicyIsNotBroughtBackByStaleEvents(t *testing.T) {
-	btlsKind := schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}
 	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
 	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
 	stored, ok := store.snap.GetPolicy(btlsKind, "app", "one")
@@ -157,7 +156,6 @@ func TestStoreForgottenPolicyIsNotBroughtBackByStaleEvents(t *testing.T) {
 }
 
 func TestStoreForgottenPoliciesExpire(t *testing.T) {
-	btlsKind := schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}
 	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
 	now := time.Now()
 	store.now = func() time.Time { return now }
