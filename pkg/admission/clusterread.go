@@ -14,8 +14,9 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules"
 )
 
-// listPageSize bounds each List: a large cluster is read in pages, not one response.
-const listPageSize = 500
+// ListPageSize bounds each List: a large cluster is read in pages, not one response
+// (`webhook audit` reading a cluster, and the first list of each kind `webhook serve` watches).
+const ListPageSize = 500
 
 // ReadCluster lists, from the API server, every object the rules read: the non-policy
 // kinds, the table's policy kinds and CRDs labelled as policies (whose discovered rows are
@@ -72,7 +73,7 @@ func listAll(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, 
 	for {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk)
-		if err := c.List(ctx, list, append(opts, client.Limit(listPageSize), client.Continue(token))...); err != nil {
+		if err := c.List(ctx, list, append(opts, client.Limit(ListPageSize), client.Continue(token))...); err != nil {
 			return nil, err
 		}
 		out = append(out, list.Items...)

@@ -52,7 +52,7 @@ func (f *feed) listPages(ctx context.Context, resource dynamic.ResourceInterface
 	// there and answers with the whole kind in one response. "" is the latest, which is
 	// always correct for a relist too (at least as fresh as asked).
 	opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
-	opts.Limit = listPageSize
+	opts.Limit = ListPageSize
 	opts.Continue = ""
 	listed := map[types.NamespacedName]struct{}{}
 	out := &unstructured.UnstructuredList{}
