@@ -287,7 +287,7 @@ func (w *walker) fromRoute(base ContextPath, route *Object, rule string, backend
 			continue
 		}
 		seen := map[TargetKey]bool{}
-		for _, b := range route.Route.Backends(i) {
+		for b := range route.Route.Backends(i) {
 			key := b.Key()
 			if (backend != nil && key != *backend) || seen[key] || !w.backendPermitted(route, key) {
 				continue

@@ -166,7 +166,7 @@ func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*O
 				s.routesByParent[key] = op(s.routesByParent[key], o)
 			}
 		}
-		for _, b := range o.Route.AllBackends() {
+		for b := range o.Route.AllBackends() {
 			if key := b.Key(); !seen[key] {
 				seen[key] = true
 				s.routesByBackend[key] = op(s.routesByBackend[key], o)

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"iter"
+	"slices"
 	"strconv"
 	"unique"
 )
@@ -37,30 +39,63 @@ type RouteInfo struct {
 	ParentRefs []ParentRef
 	Hostnames  []string
 	Rules      []RuleInfo
-	// backends holds every rule's backendRefs, rule after rule: one slice per route rather
-	// than one per rule keeps a snapshot of 100,000 rules to a tenth of the allocations.
-	backends []BackendRef
+	// backendKeys are the distinct backends the rules name, and backends every rule's
+	// backendRefs, rule after rule, as an index into them and a port. The rules of a route
+	// mostly send to the same few Services, and a snapshot holds every backendRef of every
+	// route (100,000 in the synthetic cluster): as pointer-free pairs they are memory the
+	// garbage collector never scans, and each distinct key is stored once per route.
+	backendKeys []TargetKey
+	backends    []backendIndex
+}
+
+// backendIndex is one backendRef: its key in RouteInfo.backendKeys, and its port.
+type backendIndex struct {
+	key  int32
+	port int32
 }
 
 // Backends returns the backendRefs of rule i.
-func (r *RouteInfo) Backends(i int) []BackendRef {
-	return r.backends[r.Rules[i].from:r.Rules[i].to:r.Rules[i].to]
+func (r *RouteInfo) Backends(i int) iter.Seq[BackendRef] {
+	return r.backendsIn(r.backends[r.Rules[i].from:r.Rules[i].to])
 }
 
 // AllBackends returns the backendRefs of every rule, in rule order.
-func (r *RouteInfo) AllBackends() []BackendRef { return r.backends }
+func (r *RouteInfo) AllBackends() iter.Seq[BackendRef] { return r.backendsIn(r.backends) }
+
+func (r *RouteInfo) backendsIn(refs []backendIndex) iter.Seq[BackendRef] {
+	return func(yield func(BackendRef) bool) {
+		for _, b := range refs {
+			if !yield(BackendRef{key: r.backendKeys[b.key], Port: int64(b.port)}) {
+				return
+			}
+		}
+	}
+}
+
+// addBackend appends a backendRef, storing its key once per route.
+func (r *RouteInfo) addBackend(key TargetKey, port int64) {
+	i := slices.Index(r.backendKeys, key)
+	if i < 0 {
+		i = len(r.backendKeys)
+		r.backendKeys = append(r.backendKeys, key)
+	}
+	// Ports are 1-65535 (Gateway API's PortNumber); anything else is kept as 0, "no port".
+	p := int32(0)
+	if port > 0 && port <= 65535 {
+		p = int32(port)
+	}
+	r.backends = append(r.backends, backendIndex{key: int32(i), port: p})
+}
 
 // ParentRef is one spec.parentRefs entry with defaults applied.
 type ParentRef struct {
-	// parent is the canonical key of the parent (Group, Kind, Namespace, Name): one pointer
-	// the collector follows instead of four strings per reference (see BackendRef).
-	parent      unique.Handle[TargetKey]
+	key         TargetKey // Group, Kind, Namespace, Name of the parent
 	SectionName string
 	Port        int64
 }
 
 // Key returns the parent's key.
-func (p ParentRef) Key() TargetKey { return p.parent.Value() }
+func (p ParentRef) Key() TargetKey { return p.key }
 
 // RuleInfo is one route rule.
 type RuleInfo struct {
@@ -68,18 +103,14 @@ type RuleInfo struct {
 	from, to int32 // its backendRefs in RouteInfo.backends
 }
 
-// BackendRef is one backendRef with defaults applied.
+// BackendRef is one backendRef with defaults applied, as the hierarchy reads it.
 type BackendRef struct {
-	// backend is the canonical key of the backend. A snapshot holds every rule's backendRefs
-	// (100,000 in the synthetic cluster, most naming a Service another rule names too): as
-	// five strings each they were the largest share of what every GC cycle had to scan;
-	// as a handle they share one copy per backend and cost the collector one pointer.
-	backend unique.Handle[TargetKey]
-	Port    int64
+	key  TargetKey
+	Port int64
 }
 
 // Key returns the backend's key.
-func (b BackendRef) Key() TargetKey { return b.backend.Value() }
+func (b BackendRef) Key() TargetKey { return b.key }
 
 // ServiceInfo holds a Service's named ports.
 type ServiceInfo struct {
@@ -111,8 +142,8 @@ func (o *Object) parseTopology(raw map[string]any) {
 		r := &RouteInfo{}
 		for _, p := range list(spec["parentRefs"]) {
 			r.ParentRefs = append(r.ParentRefs, ParentRef{
-				parent: unique.Make(TargetKey{Group: orDefault(p, "group", GatewayGroup), Kind: orDefault(p, "kind", "Gateway"),
-					Namespace: orDefault(p, "namespace", o.Namespace), Name: str(p["name"])}),
+				key: TargetKey{Group: orDefault(p, "group", GatewayGroup), Kind: orDefault(p, "kind", "Gateway"),
+					Namespace: orDefault(p, "namespace", o.Namespace), Name: str(p["name"])},
 				SectionName: intern(str(p["sectionName"])), Port: num(p["port"]),
 			})
 		}
@@ -126,19 +157,17 @@ func (o *Object) parseTopology(raw map[string]any) {
 		for _, rule := range rules {
 			n += len(list(rule["backendRefs"]))
 		}
-		r.backends = make([]BackendRef, 0, n)
+		r.backends = make([]backendIndex, 0, n)
 		for _, rule := range rules {
 			ri := RuleInfo{Name: intern(str(rule["name"])), from: int32(len(r.backends))}
 			for _, b := range list(rule["backendRefs"]) {
-				r.backends = append(r.backends, BackendRef{
-					backend: unique.Make(TargetKey{Group: orDefault(b, "group", CoreGroup), Kind: orDefault(b, "kind", "Service"),
-						Namespace: orDefault(b, "namespace", o.Namespace), Name: str(b["name"])}),
-					Port: num(b["port"]),
-				})
+				r.addBackend(TargetKey{Group: orDefault(b, "group", CoreGroup), Kind: orDefault(b, "kind", "Service"),
+					Namespace: orDefault(b, "namespace", o.Namespace), Name: str(b["name"])}, num(b["port"]))
 			}
 			ri.to = int32(len(r.backends))
 			r.Rules = append(r.Rules, ri)
 		}
+		r.backendKeys = slices.Clip(r.backendKeys) // kept for the life of the process
 		o.Route = r
 	case info.Level == LevelBackend:
 		s := &ServiceInfo{}
