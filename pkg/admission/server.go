@@ -81,7 +81,7 @@ type Server struct {
 	store   *Store
 	mgr     manager.Manager
 	dyn     dynamic.Interface
-	mu      sync.Mutex
+	mu      sync.Mutex // guards watched and feeds: CRD events start feeds from their own goroutines
 	watched map[schema.GroupKind]bool
 	feeds   []*feed
 }
@@ -111,7 +111,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating the client the feeds list and watch with: %w", err)
 	}
 	s := &Server{opts: opts, store: NewStore(opts.Table, rules.NewMemorySnapshot()), mgr: mgr, dyn: dyn, watched: map[schema.GroupKind]bool{}}
 	s.store.UseSettings(opts.Settings)
@@ -317,6 +317,7 @@ func (s *Server) maintain(ctx context.Context) error {
 	if !s.mgr.GetCache().WaitForCacheSync(ctx) {
 		return ctx.Err()
 	}
+	// Polled: a CRD discovered meanwhile adds a feed to wait for.
 	waitStart := time.Now()
 	for !s.feedsSynced() {
 		select {
