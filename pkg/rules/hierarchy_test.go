@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestHostMatch(t *testing.T) {
@@ -117,4 +118,42 @@ spec:
 	assert.Equal(t, Impact{Status: StatusPartiallyEnforced, Contexts: 1, PartiallyEnforced: 1,
 		Overrides: []string{}, OverriddenBy: []string{"app/rule"}}, im)
 	assert.Equal(t, "Patch defaults on Gateway app/gw: enforced on 0 of 1 path, partially on 1 by app/rule", im.Summary(gwPatch))
+}
+
+// A backendRef's port decides which Service port a path ends at: an absent port means the
+// Service's only named port, a port the Service does not have (even one no Service can
+// have) reaches none of them.
+func TestPathsThroughAServicePort(t *testing.T) {
+	table := BuiltinKindTable()
+	snap := world(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - {name: by-number, backendRefs: [{name: b1, port: 443}]}
+  - {name: no-port, backendRefs: [{name: b1}]}
+  - {name: out-of-range, backendRefs: [{name: b1, port: 70000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b1, namespace: app}
+spec: {ports: [{name: https, port: 443}]}`)
+	// An Inherited kind whose effective target is a Service port (a row from the config
+	// file); the built-in Inherited kinds' paths end above the Service.
+	portPolicy, ok := DiscoveredRow("example.com", "PortPolicy", Namespaced, "Inherited")
+	require.True(t, ok)
+	portPolicy.EffectiveTarget = "ServicePort"
+	require.NoError(t, table.Put(portPolicy))
+	row := mustRow(t, table, "example.com", "PortPolicy")
+	assert.Equal(t, []string{
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule by-number > Service app/b1 > Port https",
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule no-port > Service app/b1 > Port https",
+	}, strs(PathsThrough(snap, row, TargetKey{Group: "", Kind: "Service", Namespace: "app", Name: "b1", Section: "https"})))
 }

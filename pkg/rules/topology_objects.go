@@ -48,10 +48,11 @@ type RouteInfo struct {
 	backends    []backendIndex
 }
 
-// backendIndex is one backendRef: its key in RouteInfo.backendKeys, and its port.
+// backendIndex is one backendRef: its key in RouteInfo.backendKeys, and its port exactly as
+// written (0 when absent), so that a port the Service does not have reaches none of its ports.
 type backendIndex struct {
 	key  int32
-	port int32
+	port int64
 }
 
 // Backends returns the backendRefs of rule i.
@@ -65,7 +66,7 @@ func (r *RouteInfo) AllBackends() iter.Seq[BackendRef] { return r.backendsIn(r.b
 func (r *RouteInfo) backendsIn(refs []backendIndex) iter.Seq[BackendRef] {
 	return func(yield func(BackendRef) bool) {
 		for _, b := range refs {
-			if !yield(BackendRef{key: r.backendKeys[b.key], Port: int64(b.port)}) {
+			if !yield(BackendRef{key: r.backendKeys[b.key], Port: b.port}) {
 				return
 			}
 		}
@@ -79,12 +80,7 @@ func (r *RouteInfo) addBackend(key TargetKey, port int64) {
 		i = len(r.backendKeys)
 		r.backendKeys = append(r.backendKeys, key)
 	}
-	// Ports are 1-65535 (Gateway API's PortNumber); anything else is kept as 0, "no port".
-	p := int32(0)
-	if port > 0 && port <= 65535 {
-		p = int32(port)
-	}
-	r.backends = append(r.backends, backendIndex{key: int32(i), port: p})
+	r.backends = append(r.backends, backendIndex{key: int32(i), port: port})
 }
 
 // ParentRef is one spec.parentRefs entry with defaults applied.
