@@ -32,7 +32,7 @@ Usage:
       unusable input or an unreachable cluster.
   webhook serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]
       Serve the validating and mutating admission webhook over HTTPS (/validate, /mutate,
-      /healthz, /readyz, /metrics), judging against informer caches of the cluster, and
+      /healthz, /readyz, /metrics), judging against its own indexed view of the cluster (a list and watch per kind), and
       audit the stored policies periodically (--audit-interval).
   webhook kinds [--config FILE] [-o text|json]
       Print the kind table: every policy kind known and what is enforced for it.

@@ -17,7 +17,7 @@ import (
 
 // populateCluster starts a local control plane holding the synthetic cluster (created
 // through the API server, no webhook registered) and returns its kubeconfig and a stop
-// function: the informer-backed server then reads it as it would a real cluster.
+// function: the server then lists and watches it as it would a real cluster.
 func populateCluster(work string) (kubeconfig string, stop func(), err error) {
 	fmt.Println("load: starting kube-apiserver and etcd, and creating the synthetic cluster in it...")
 	cp, err := localcluster.StartControlPlane("test/crds")

@@ -38,7 +38,7 @@ func main() {
 	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
 	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
 	cpuProfile := flag.String("cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
-	fromCluster := flag.Bool("from-cluster", false, "serve the snapshot from a local control plane holding it (informers, --live-reads=false) instead of --snapshot-from files")
+	fromCluster := flag.Bool("from-cluster", false, "serve the snapshot from a local control plane holding it (list and watch, --live-reads=false) instead of --snapshot-from files")
 	var webhookEnv envFlag
 	flag.Var(&webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
 	rate := flag.Float64("rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")

@@ -176,7 +176,7 @@ func apply(ctx context.Context, cfg *rest.Config, docs []manifests.Document) err
 		default:
 			return fmt.Errorf("%s: %w", d.Where(), err)
 		}
-		// Let the webhook's informers see the topology before the policies that follow.
+		// Let the webhook's watches see the topology before the policies that follow.
 		if i+1 < len(docs) && docs[i+1].Source != d.Source {
 			time.Sleep(time.Second)
 		}

@@ -74,7 +74,7 @@ func TestReadyzWaitsForSync(t *testing.T) {
 	}
 	code, body := get()
 	assert.Equal(t, http.StatusServiceUnavailable, code)
-	assert.Equal(t, "informers have not synced yet\n", body)
+	assert.Equal(t, "not every kind the rules read has been listed yet\n", body)
 	store.SetReady()
 	code, body = get()
 	assert.Equal(t, http.StatusOK, code)

@@ -29,7 +29,7 @@ func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // confirmFromAPIServer closes the gap between replicas: when the cache holds no other
 // policy of the kind at any of p's attachment points (the moment a just-admitted policy
-// may not have reached this replica's informer yet), it lists that kind in the namespaces
+// may not have reached this replica's watch yet), it lists that kind in the namespaces
 // concerned straight from the API server and feeds what it finds into the store.
 func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVersionKind, p *rules.Policy, stored bool) {
 	if v.Live == nil || v.Store.HasOthersAt(p) {
@@ -53,7 +53,7 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 		names.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := v.Live.List(ctx, names, client.InNamespace(ns)); err != nil {
 			liveReadErrors.Inc()
-			return // judged on the cache; the informer catches up
+			return // judged on the cache; the watch catches up
 		}
 		for i := range names.Items {
 			item := &names.Items[i]
@@ -76,7 +76,7 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 // holds as many (p itself aside; stored says whether the API server holds p, as on an
 // UPDATE). Equal counts are the common case and cost one small round trip instead of
 // listing every name. A deletion and a creation at the same instant would also leave the
-// counts equal; that creation then waits for the informer, as a policy admitted at the
+// counts equal; that creation then waits for the watch, as a policy admitted at the
 // same instant through another replica does (README: "Across replicas").
 func (v *Validator) sameCount(ctx context.Context, gvk schema.GroupVersionKind, namespace string, p *rules.Policy, stored bool) bool {
 	probe := &metav1.PartialObjectMetadataList{}
@@ -98,7 +98,7 @@ func (v *Validator) sameCount(ctx context.Context, gvk schema.GroupVersionKind, 
 }
 
 // dropDeleted verifies, live, the policies a Conflicted verdict may rest on, and removes from
-// the store those the API server no longer has or is deleting (the informer has not caught
+// the store those the API server no longer has or is deleting (the watch has not caught
 // up yet). It reports whether it removed any, so the review is judged again.
 func (v *Validator) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind, p *rules.Policy) bool {
 	if v.Live == nil {

@@ -59,7 +59,7 @@ var (
 	})
 	reservationsExpired = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_reservations_expired_total",
-		Help: "Admitted policies whose informer event never came (another webhook or the API server rejected the write).",
+		Help: "Admitted policies whose watch event never came (another webhook or the API server rejected the write).",
 	})
 )
 

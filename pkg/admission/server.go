@@ -133,12 +133,12 @@ func (s *Server) validator() *Validator {
 	return v
 }
 
-// readyz answers 200 only once every informer the rules read has synced: before that, a
+// readyz answers 200 only once every kind the rules read has been listed: before that, a
 // review would be judged against a partial view of the cluster.
 func readyz(store *Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if !store.Ready() {
-			http.Error(w, "informers have not synced yet", http.StatusServiceUnavailable)
+			http.Error(w, "not every kind the rules read has been listed yet", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
@@ -171,7 +171,7 @@ func trimForRules(obj any) (any, error) {
 // Store returns the server's store.
 func (s *Server) Store() *Store { return s.store }
 
-// Start discovers policy kinds, starts the informers and serves until ctx ends; in-flight
+// Start discovers policy kinds, starts their feeds and serves until ctx ends; in-flight
 // reviews finish before it returns.
 func (s *Server) Start(ctx context.Context) error {
 	if err := s.discover(ctx); err != nil {
@@ -183,7 +183,7 @@ func (s *Server) Start(ctx context.Context) error {
 	return s.mgr.Start(ctx)
 }
 
-// discover registers informers for every kind the rules read that the API server serves:
+// discover starts a feed for every kind the rules read that the API server serves:
 // the non-policy kinds, the table's policy kinds, and CRDs labelled as policies.
 func (s *Server) discover(ctx context.Context) error {
 	reader := s.mgr.GetAPIReader()
@@ -208,7 +208,7 @@ func (s *Server) discover(ctx context.Context) error {
 			return err
 		}
 	}
-	// Policy CRDs installed while running get a row and an informer, outside any request.
+	// Policy CRDs installed while running get a row and a feed, outside any request.
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(crdGVK)
 	inf, err := s.mgr.GetCache().GetInformer(ctx, crd, cache.BlockUntilSynced(false))

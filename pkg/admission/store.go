@@ -13,13 +13,13 @@ import (
 )
 
 // Store is the webhook's view of the cluster: an indexed rules.MemorySnapshot fed by
-// informer events, each object parsed once on arrival. Reviews read it without copies.
+// list and watch events (feed.go), each object parsed once on arrival. Reviews read it without copies.
 //
 // A policy review is judged and, when allowed, reserved in one critical section: the
 // allowed policy enters the snapshot at once, before the API server stores it and the
-// informer reports it. So `kubectl apply -f` of two conflicting policies rejects the second
+// watch reports it. So `kubectl apply -f` of two conflicting policies rejects the second
 // every time, and two reviews in flight for one conflict key cannot both be admitted. A
-// reservation the informer never confirms (another webhook rejected the write) expires.
+// reservation the watch never confirms (another webhook rejected the write) expires.
 type Store struct {
 	mu       sync.RWMutex
 	table    *rules.KindTable
@@ -50,7 +50,7 @@ type policyID struct {
 	namespace, name string
 }
 
-// ReservationTTL bounds how long an admitted policy waits for its informer event.
+// ReservationTTL bounds how long an admitted policy waits for its watch event.
 const ReservationTTL = 30 * time.Second
 
 // NewStore returns a store over a kind table and an initial snapshot.
@@ -161,7 +161,7 @@ func (s *Store) removePolicy(id policyID) {
 	delete(s.deleting, id)
 }
 
-// ExpireReservations drops reservations older than ReservationTTL that no informer event
+// ExpireReservations drops reservations older than ReservationTTL that no watch event
 // confirmed, and returns how many it dropped.
 func (s *Store) ExpireReservations() int {
 	s.mu.Lock()
@@ -204,7 +204,7 @@ func (s *Store) MarkDeleting(gk schema.GroupKind, namespace, name string) {
 }
 
 // Others returns the policies of p's kind at p's attachment points, other than p, that a
-// live read may verify: those the informer confirmed, or whose DELETE was admitted. A
+// live read may verify: those the watch confirmed, or whose DELETE was admitted. A
 // reservation of a create still in flight is never verifiable (it is not stored yet).
 func (s *Store) Others(p *rules.Policy) []*rules.Policy {
 	s.mu.RLock()
@@ -307,7 +307,7 @@ func (s *Store) Audit() (findings []rules.Finding, audited int) {
 	return findings, len(policies)
 }
 
-// SetReady marks every informer the rules read as synced.
+// SetReady marks every kind the rules read as listed.
 func (s *Store) SetReady() { s.ready.Store(true) }
 
 // Ready reports whether the store has synced.

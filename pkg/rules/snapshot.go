@@ -11,7 +11,7 @@ import (
 )
 
 // Snapshot is the state of the cluster the rules read. Every lookup is by key or index;
-// a rule never lists the world. The webhook backs it with an informer cache; `check` and
+// a rule never lists the world. The webhook backs it with a store fed by list and watch; `check` and
 // tests back it with a MemorySnapshot.
 type Snapshot interface {
 	// Object returns a non-policy object (Gateway, HTTPRoute, Service...) by key (no section).

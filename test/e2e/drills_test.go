@@ -37,7 +37,7 @@ func drillService(name string) *unstructured.Unstructured {
 
 // Killed (SIGKILL, no graceful shutdown) in the middle of a steady apply loop and started
 // again: while it is gone writes fail (failurePolicy Fail); while it starts it refuses
-// (its caches have not synced); once ready it judges against everything stored before.
+// (it has not listed every kind yet); once ready it judges against everything stored before.
 // At no point is a policy conflicting with a stored one admitted.
 func TestKilledDuringApplyLoop(t *testing.T) {
 	cl, _ := newClient(t)
