@@ -155,6 +155,8 @@ func TestStoreForgottenPolicyIsNotBroughtBackByStaleEvents(t *testing.T) {
 	assert.True(t, store.Has(btlsKind, "app", "one"), "after the watch's delete, events are applied again")
 }
 
+// A tombstone lasts ReservationTTL: a policy still being deleted (finalizers) that outlives
+// it is taken again from its next event, as the watch would report it.
 func TestStoreForgottenPoliciesExpire(t *testing.T) {
 	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
 	now := time.Now()
@@ -163,7 +165,13 @@ func TestStoreForgottenPoliciesExpire(t *testing.T) {
 	stored, _ := store.snap.GetPolicy(btlsKind, "app", "one")
 	store.Forget(stored)
 
-	now = now.Add(ReservationTTL + time.Second)
+	now = now.Add(ReservationTTL - time.Second)
 	store.ExpireReservations()
-	assert.Empty(t, store.forgotten)
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
+	assert.False(t, store.Has(btlsKind, "app", "one"), "within the TTL the event is stale")
+
+	now = now.Add(2 * time.Second)
+	store.ExpireReservations()
+	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
+	assert.True(t, store.Has(btlsKind, "app", "one"), "past the TTL the event is applied")
 }
