@@ -33,16 +33,16 @@ import (
 )
 
 func main() {
-	bin := flag.String("webhook", "bin/webhook", "the webhook binary")
-	work := flag.String("work", filepath.Join(".local", "load"), "working folder")
-	workers := flag.Int("workers", 32, "concurrent keep-alive connections")
-	duration := flag.Duration("duration", 10*time.Second, "length of each phase")
-	cpuProfile := flag.String("cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
-	fromCluster := flag.Bool("from-cluster", false, "serve the snapshot from a local control plane holding it (list and watch, --live-reads=false) instead of --snapshot-from files")
-	var webhookEnv envFlag
-	flag.Var(&webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
-	rate := flag.Float64("rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")
-	floor := flag.Bool("floor", false, "drive a TLS server that does no admission work instead of the webhook: the floor of these figures on this machine")
+	var o options
+	flag.StringVar(&o.bin, "webhook", "bin/webhook", "the webhook binary")
+	flag.StringVar(&o.work, "work", filepath.Join(".local", "load"), "working folder")
+	flag.IntVar(&o.workers, "workers", 32, "concurrent keep-alive connections")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each phase")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
+	flag.BoolVar(&o.fromCluster, "from-cluster", false, "serve the snapshot from a local control plane holding it (list and watch, --live-reads=false) instead of --snapshot-from files")
+	flag.Var(&o.webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
+	flag.Float64Var(&o.rate, "rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")
+	flag.BoolVar(&o.floor, "floor", false, "drive a TLS server that does no admission work instead of the webhook: the floor of these figures on this machine")
 	floorCertDir := flag.String("serve-floor", "", "(internal) serve the floor with the certificate in this folder, on -floor-port")
 	floorPort := flag.Int("floor-port", 0, "(internal) the floor server's port")
 	flag.Parse()
@@ -53,18 +53,29 @@ func main() {
 		}
 		return
 	}
-	if *floor {
+	if o.floor {
 		self, err := os.Executable()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
 			os.Exit(1)
 		}
-		*bin = self
+		o.bin = self
 	}
-	if err := run(*bin, *work, *workers, *duration, *cpuProfile, *fromCluster, webhookEnv, *floor, *rate); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
+}
+
+// options are the harness's flags.
+type options struct {
+	bin, work, cpuProfile string
+	workers               int
+	duration              time.Duration
+	fromCluster, floor    bool
+	webhookEnv            envFlag
+	// rate is the latency phase's reviews/s; 0 means half of the measured saturation.
+	rate float64
 }
 
 // envFlag collects repeated KEY=VALUE flags.
@@ -80,12 +91,17 @@ func (e *envFlag) Set(v string) error {
 	return nil
 }
 
-func run(bin, work string, workers int, duration time.Duration, cpuProfile string, fromCluster bool, webhookEnv []string, floor bool, fixedRate float64) error {
+func run(o options) error {
+	bin, work, workers, duration, cpuProfile := o.bin, o.work, o.workers, o.duration, o.cpuProfile
+	fromCluster, webhookEnv, floor, fixedRate := o.fromCluster, []string(o.webhookEnv), o.floor, o.rate
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
 	var source []string
-	if fromCluster {
+	switch {
+	case floor:
+		// The floor serves no snapshot: it answers from the mix alone.
+	case fromCluster:
 		kubeconfig, stop, err := populateCluster(work)
 		if err != nil {
 			return err
@@ -94,7 +110,7 @@ func run(bin, work string, workers int, duration time.Duration, cpuProfile strin
 		// Live reads off: the mix replays the same reviews thousands of times a second, and
 		// the API server would be what is measured.
 		source = []string{"--kubeconfig", kubeconfig, "--live-reads=false"}
-	} else {
+	default:
 		snapDir := filepath.Join(work, "snapshot")
 		fmt.Println("load: writing the snapshot (1,000 Gateways, 10,000 HTTPRoutes x 10 rules, 10,000 Services, 5,000 policies)...")
 		if err := synthetic.WriteFiles(snapDir); err != nil {
