@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"github.com/policyattachment/webhook/internal/synthetic"
@@ -19,13 +20,31 @@ import (
 // latency it shows is the part of the webhook's figures that the machine, the generator,
 // TLS and net/http account for.
 
+// floorShape makes the floor's process look like the webhook's to the garbage collector, to
+// tell what costs latency: a live heap of the snapshot's size, with pointers or without, and
+// garbage per review. BENCHMARKS.md ("Why p99 still misses") uses it.
+type floorShape struct {
+	heap    string // "", "objects" or "bytes"
+	garbage int    // 112-byte objects allocated per review
+}
+
 // serveFloor runs the floor server until the process is killed.
-func serveFloor(certDir string, port int) error {
+func serveFloor(certDir string, port int, shape floorShape) error {
+	heap, err := floorHeap(shape.heap)
+	if err != nil {
+		return err
+	}
+	defer runtime.KeepAlive(heap)
 	verdicts := map[uint64][]byte{}
 	for _, r := range synthetic.Reviews() {
 		verdicts[bodyHash(r.Body)] = []byte(fmt.Sprintf(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"00000000-0000-0000-0000-000000000001","allowed":%t}}`, r.Allowed))
 	}
 	review := func(w http.ResponseWriter, req *http.Request) {
+		var garbage *heapNode
+		for range shape.garbage {
+			garbage = &heapNode{next: garbage}
+		}
+		runtime.KeepAlive(garbage)
 		var buf bytes.Buffer
 		if _, err := io.Copy(&buf, req.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -53,6 +72,39 @@ func serveFloor(certDir string, port int) error {
 		Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13, NextProtos: []string{"http/1.1"},
 	}}
 	return srv.ListenAndServeTLS("", "")
+}
+
+// heapNode is 112 bytes with pointers: the collector marks and scans each one.
+type heapNode struct {
+	next *heapNode
+	name string
+	pad  [88]byte
+}
+
+// floorHeap builds the live heap -floor-heap asks for: the synthetic snapshot's size
+// (BenchmarkGCWithSnapshot: 28.5 MiB in 260,500 objects) as objects the collector visits one by
+// one, or as one allocation it never scans.
+func floorHeap(kind string) (any, error) {
+	switch kind {
+	case "":
+		return nil, nil
+	case "objects":
+		nodes := make([]*heapNode, 260_000)
+		for i := range nodes {
+			nodes[i] = &heapNode{name: "x"}
+			if i > 0 {
+				nodes[i].next = nodes[i-1]
+			}
+		}
+		return nodes, nil
+	case "bytes":
+		b := make([]byte, 28<<20)
+		for i := range b {
+			b[i] = 1 // touched, so it is resident as the snapshot is
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("-floor-heap %q: want objects or bytes", kind)
 }
 
 func bodyHash(b []byte) uint64 {
