@@ -112,7 +112,6 @@ func NewPolicy(row *KindRow, obj map[string]any) *Policy {
 	if ts, ok := meta["creationTimestamp"].(string); ok {
 		p.Created, _ = time.Parse(time.RFC3339, ts)
 	}
-	specPath := field.NewPath("spec")
 	switch spec := obj["spec"].(type) {
 	case map[string]any:
 		p.Spec = spec
@@ -122,14 +121,37 @@ func NewPolicy(row *KindRow, obj map[string]any) *Policy {
 		p.Spec = map[string]any{}
 		p.decodeErrs = append(p.decodeErrs, field.Invalid(specPath, describe(spec), "must be an object"))
 	}
-	p.decodeTargetRefs(specPath)
+	p.decodeTargetRefs()
 	return p
 }
 
-func (p *Policy) decodeTargetRefs(specPath *field.Path) {
+// The paths of spec, spec.targetRef and the first targetRefs entries, shared by every policy
+// (a field.Path is never changed once built): the snapshot keeps thousands of policies, and
+// three path nodes per reference were objects the garbage collector visited on every cycle.
+var (
+	specPath          = field.NewPath("spec")
+	targetRefPath     = specPath.Child("targetRef")
+	targetRefsPath    = specPath.Child("targetRefs")
+	targetRefsIndexed = func() (out [16]*field.Path) {
+		for i := range out {
+			out[i] = targetRefsPath.Index(i)
+		}
+		return out
+	}()
+)
+
+// targetRefsEntry is the path of spec.targetRefs[i].
+func targetRefsEntry(i int) *field.Path {
+	if i < len(targetRefsIndexed) {
+		return targetRefsIndexed[i]
+	}
+	return targetRefsPath.Index(i)
+}
+
+func (p *Policy) decodeTargetRefs() {
 	if raw, ok := p.Spec["targetRef"]; ok && raw != nil {
 		p.hasTargetRef = true
-		path := specPath.Child("targetRef")
+		path := targetRefPath
 		if m, ok := raw.(map[string]any); ok {
 			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, path))
 		} else {
@@ -138,7 +160,7 @@ func (p *Policy) decodeTargetRefs(specPath *field.Path) {
 	}
 	if raw, ok := p.Spec["targetRefs"]; ok && raw != nil {
 		p.hasTargetRefs = true
-		path := specPath.Child("targetRefs")
+		path := targetRefsPath
 		list, ok := raw.([]any)
 		if !ok {
 			p.decodeErrs = append(p.decodeErrs, field.Invalid(path, describe(raw), "must be a list of references"))
@@ -147,10 +169,10 @@ func (p *Policy) decodeTargetRefs(specPath *field.Path) {
 		for i, item := range list {
 			m, ok := item.(map[string]any)
 			if !ok {
-				p.decodeErrs = append(p.decodeErrs, field.Invalid(path.Index(i), describe(item), "must be an object with `group`, `kind` and `name`"))
+				p.decodeErrs = append(p.decodeErrs, field.Invalid(targetRefsEntry(i), describe(item), "must be an object with `group`, `kind` and `name`"))
 				continue
 			}
-			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, path.Index(i)))
+			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, targetRefsEntry(i)))
 		}
 	}
 }

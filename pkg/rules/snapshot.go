@@ -40,9 +40,13 @@ type Object struct {
 	Group, Kind, Namespace, Name string
 	// Labels are kept for Namespaces only: no rule reads the labels of other objects.
 	Labels map[string]string
-	// Sections are the names of its listeners, rules or ports; nil if the kind has none. A
-	// short list: an object has a handful, and a map per object cost more than the object.
-	Sections []string
+	// sections are the names of its listeners, rules or ports, each ended by a NUL (no name
+	// holds one), interned: most routes, Gateways and Services repeat the same few lists,
+	// which then cost no memory and no collector's work per object; a slice of names was one
+	// more object per object for the collector to visit. hasSections says whether the kind
+	// has sections at all.
+	sections    string
+	hasSections bool
 	// Topology, parsed once: set for Gateways and ListenerSets, xRoutes, and backends.
 	Gateway *GatewayInfo
 	Route   *RouteInfo
@@ -51,13 +55,18 @@ type Object struct {
 
 // HasSection reports whether the object has a listener, rule or port of that name.
 func (o *Object) HasSection(name string) bool {
-	for _, s := range o.Sections {
+	for rest := o.sections; rest != ""; {
+		var s string
+		s, rest, _ = strings.Cut(rest, "\x00")
 		if s == name {
 			return true
 		}
 	}
 	return false
 }
+
+// HasSections reports whether the object's kind has sections (listeners, rules or ports).
+func (o *Object) HasSections() bool { return o.hasSections }
 
 // GroupKind of the object.
 func (o *Object) GroupKind() schema.GroupKind { return schema.GroupKind{Group: o.Group, Kind: o.Kind} }
@@ -72,7 +81,8 @@ func (o *Object) Key() TargetKey {
 // their JSON twice.
 func NewObject(group, kind string, raw map[string]any) *Object {
 	meta, _ := raw["metadata"].(map[string]any)
-	o := &Object{Group: intern(group), Kind: intern(kind)}
+	o := allocObject(schema.GroupKind{Group: group, Kind: kind})
+	o.Group, o.Kind = intern(group), intern(kind)
 	o.Namespace = intern(str(meta["namespace"]))
 	o.Name, _ = meta["name"].(string)
 	if labels, ok := meta["labels"].(map[string]any); ok && kind == "Namespace" && group == CoreGroup {
@@ -83,15 +93,19 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 	}
 	info, _ := TargetInfoFor(schema.GroupKind{Group: group, Kind: kind})
 	if info.SectionList != "" {
-		o.Sections = []string{}
+		o.hasSections = true
 		spec, _ := raw["spec"].(map[string]any)
 		items, _ := spec[info.SectionList].([]any)
+		var names strings.Builder
 		for _, item := range items {
 			m, _ := item.(map[string]any)
-			if name, ok := m["name"].(string); ok && name != "" && !o.HasSection(name) {
-				o.Sections = append(o.Sections, intern(name))
+			if name, ok := m["name"].(string); ok && name != "" && !strings.Contains(name, "\x00") && !o.HasSection(name) {
+				names.WriteString(name)
+				names.WriteByte(0)
+				o.sections = names.String()
 			}
 		}
+		o.sections = intern(o.sections)
 	}
 	o.parseTopology(raw)
 	return o
@@ -99,16 +113,17 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 
 // MemorySnapshot is an in-memory, indexed Snapshot. It is not safe for concurrent writes.
 type MemorySnapshot struct {
-	objects map[TargetKey]*Object
-	// Topology indexes, kept in step with objects by AddObject.
-	routesByParent  map[TargetKey][]*Object
-	routesByBackend map[TargetKey][]*Object
+	objects objectTable
+	// Topology indexes, kept in step with objects by AddObject. Those keyed by a target key
+	// use its keyHash (keyhash.go): the collector then scans no key of them.
+	routesByParent  map[keyHash][]*Object
+	routesByBackend map[keyHash][]*Object
 	gatewaysByClass map[string][]*Object
 	gatewaysByNS    map[string][]*Object
-	setsByGateway   map[TargetKey][]*Object
+	setsByGateway   map[keyHash][]*Object
 
 	policies map[policyID]*Policy
-	byTarget map[schema.GroupKind]map[TargetKey][]*Policy
+	byTarget map[keyHash][]*Policy // by policyAt: a kind at one attachment point
 	byNS     map[schema.GroupKind]map[string][]*Policy
 	grants   map[string][]*gatewayv1.ReferenceGrant
 }
@@ -121,15 +136,15 @@ type policyID struct {
 // NewMemorySnapshot returns an empty snapshot.
 func NewMemorySnapshot() *MemorySnapshot {
 	return &MemorySnapshot{
-		objects: map[TargetKey]*Object{},
+		objects: newObjectTable(),
 
-		routesByParent:  map[TargetKey][]*Object{},
-		routesByBackend: map[TargetKey][]*Object{},
+		routesByParent:  map[keyHash][]*Object{},
+		routesByBackend: map[keyHash][]*Object{},
 		gatewaysByClass: map[string][]*Object{},
 		gatewaysByNS:    map[string][]*Object{},
-		setsByGateway:   map[TargetKey][]*Object{},
+		setsByGateway:   map[keyHash][]*Object{},
 		policies:        map[policyID]*Policy{},
-		byTarget:        map[schema.GroupKind]map[TargetKey][]*Policy{},
+		byTarget:        map[keyHash][]*Policy{},
 		byNS:            map[schema.GroupKind]map[string][]*Policy{},
 		grants:          map[string][]*gatewayv1.ReferenceGrant{},
 	}
@@ -137,10 +152,10 @@ func NewMemorySnapshot() *MemorySnapshot {
 
 // AddObject stores (or replaces) a target object and indexes its topology.
 func (s *MemorySnapshot) AddObject(o *Object) {
-	if old, ok := s.objects[o.Key()]; ok {
+	if old, ok := s.objects.get(o.Key()); ok {
 		s.indexObject(old, removeObject)
 	}
-	s.objects[o.Key()] = o
+	s.objects.put(o)
 	s.indexObject(o, appendObject)
 }
 
@@ -163,17 +178,20 @@ func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*O
 		for _, p := range o.Route.ParentRefs {
 			if key := p.Key(); !seen[key] {
 				seen[key] = true
-				s.routesByParent[key] = op(s.routesByParent[key], o)
+				h := hashKey(key)
+				s.routesByParent[h] = op(s.routesByParent[h], o)
 			}
 		}
 		for b := range o.Route.AllBackends() {
 			if key := b.Key(); !seen[key] {
 				seen[key] = true
-				s.routesByBackend[key] = op(s.routesByBackend[key], o)
+				h := hashKey(key)
+				s.routesByBackend[h] = op(s.routesByBackend[h], o)
 			}
 		}
 	case o.Gateway != nil && o.Gateway.Parent != nil:
-		s.setsByGateway[*o.Gateway.Parent] = op(s.setsByGateway[*o.Gateway.Parent], o)
+		h := hashKey(*o.Gateway.Parent)
+		s.setsByGateway[h] = op(s.setsByGateway[h], o)
 	case o.Gateway != nil:
 		s.gatewaysByClass[o.Gateway.ClassName] = op(s.gatewaysByClass[o.Gateway.ClassName], o)
 		s.gatewaysByNS[o.Namespace] = op(s.gatewaysByNS[o.Namespace], o)
@@ -196,11 +214,13 @@ func (s *MemorySnapshot) Gateways() []*Object {
 }
 
 // RoutesByParent implements Snapshot.
-func (s *MemorySnapshot) RoutesByParent(parent TargetKey) []*Object { return s.routesByParent[parent] }
+func (s *MemorySnapshot) RoutesByParent(parent TargetKey) []*Object {
+	return s.routesByParent[hashKey(parent)]
+}
 
 // RoutesByBackend implements Snapshot.
 func (s *MemorySnapshot) RoutesByBackend(backend TargetKey) []*Object {
-	return s.routesByBackend[backend]
+	return s.routesByBackend[hashKey(backend)]
 }
 
 // GatewaysByClass implements Snapshot.
@@ -210,7 +230,9 @@ func (s *MemorySnapshot) GatewaysByClass(class string) []*Object { return s.gate
 func (s *MemorySnapshot) GatewaysInNamespace(ns string) []*Object { return s.gatewaysByNS[ns] }
 
 // ListenerSetsByGateway implements Snapshot.
-func (s *MemorySnapshot) ListenerSetsByGateway(gw TargetKey) []*Object { return s.setsByGateway[gw] }
+func (s *MemorySnapshot) ListenerSetsByGateway(gw TargetKey) []*Object {
+	return s.setsByGateway[hashKey(gw)]
+}
 
 // AddResource stores a non-policy object the rules read: a ReferenceGrant (v1 or v1beta1,
 // same schema) or a target kind. Other kinds are ignored; it reports whether it kept obj.
@@ -260,9 +282,9 @@ func (s *MemorySnapshot) RemoveReferenceGrant(namespace, name string) {
 
 // RemoveObject deletes a target object and its index entries.
 func (s *MemorySnapshot) RemoveObject(key TargetKey) {
-	if old, ok := s.objects[key.Object()]; ok {
+	if old, ok := s.objects.get(key.Object()); ok {
 		s.indexObject(old, removeObject)
-		delete(s.objects, key.Object())
+		s.objects.remove(key.Object())
 	}
 }
 
@@ -271,13 +293,9 @@ func (s *MemorySnapshot) PutPolicy(p *Policy) {
 	s.RemovePolicy(p.GroupKind(), p.Namespace, p.Name)
 	id := policyID{p.GroupKind(), p.Namespace, p.Name}
 	s.policies[id] = p
-	idx := s.byTarget[id.kind]
-	if idx == nil {
-		idx = map[TargetKey][]*Policy{}
-		s.byTarget[id.kind] = idx
-	}
 	for _, key := range uniqueKeys(p) {
-		idx[key] = append(idx[key], p)
+		h := hashPolicyAt(policyAt{id.kind, key})
+		s.byTarget[h] = append(s.byTarget[h], p)
 	}
 	if s.byNS[id.kind] == nil {
 		s.byNS[id.kind] = map[string][]*Policy{}
@@ -300,9 +318,9 @@ func (s *MemorySnapshot) RemovePolicy(kind schema.GroupKind, namespace, name str
 			break
 		}
 	}
-	idx := s.byTarget[kind]
 	for _, key := range uniqueKeys(old) {
-		list := idx[key]
+		h := hashPolicyAt(policyAt{kind, key})
+		list := s.byTarget[h]
 		for i, q := range list {
 			if q == old {
 				list = append(list[:i:i], list[i+1:]...)
@@ -310,9 +328,9 @@ func (s *MemorySnapshot) RemovePolicy(kind schema.GroupKind, namespace, name str
 			}
 		}
 		if len(list) == 0 {
-			delete(idx, key)
+			delete(s.byTarget, h)
 		} else {
-			idx[key] = list
+			s.byTarget[h] = list
 		}
 	}
 }
@@ -341,13 +359,12 @@ func (s *MemorySnapshot) Policies() []*Policy {
 
 // Object implements Snapshot.
 func (s *MemorySnapshot) Object(key TargetKey) (*Object, bool) {
-	o, ok := s.objects[key.Object()]
-	return o, ok
+	return s.objects.get(key.Object())
 }
 
 // PoliciesAt implements Snapshot.
 func (s *MemorySnapshot) PoliciesAt(kind schema.GroupKind, key TargetKey) []*Policy {
-	return s.byTarget[kind][key]
+	return s.byTarget[hashPolicyAt(policyAt{kind, key})]
 }
 
 // PoliciesIn implements Snapshot.

@@ -23,7 +23,7 @@ func warnMissingTargets(req *Request, snap Snapshot) (field.ErrorList, []string)
 				WarningTargetNotFound, ref.Path, key.Object()))
 			continue
 		}
-		if ref.SectionName != "" && obj.Sections != nil && target.Section != NoSections && !obj.HasSection(ref.SectionName) {
+		if ref.SectionName != "" && obj.HasSections() && target.Section != NoSections && !obj.HasSection(ref.SectionName) {
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s has no %s named %q; the policy takes effect once it does",
 				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object(), sectionNoun(target.Section), ref.SectionName))
 		}

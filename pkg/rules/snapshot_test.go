@@ -1,0 +1,114 @@
+package rules
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestObjectTableStoresReplacesAndRemoves(t *testing.T) {
+	route := func(name string) *Object {
+		return &Object{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: name}
+	}
+	table := newObjectTable()
+	a, b := route("a"), route("b")
+	table.put(a)
+	table.put(b)
+
+	got, ok := table.get(a.Key())
+	require.True(t, ok)
+	assert.Same(t, a, got)
+	_, ok = table.get(route("c").Key())
+	assert.False(t, ok, "a key never stored")
+
+	newer := route("a")
+	table.put(newer)
+	got, _ = table.get(a.Key())
+	assert.Same(t, newer, got, "a put under the same key replaces")
+	assert.Equal(t, 2, table.len())
+
+	table.remove(a.Key())
+	_, ok = table.get(a.Key())
+	assert.False(t, ok)
+	assert.Equal(t, 1, table.len())
+	table.remove(a.Key()) // removing what is gone is no error
+
+	c := route("c")
+	table.put(c)
+	assert.Len(t, table.slots, 2, "the freed slot is used again")
+	got, _ = table.get(c.Key())
+	assert.Same(t, c, got)
+	got, _ = table.get(b.Key())
+	assert.Same(t, b, got, "reusing a slot leaves the others alone")
+}
+
+func TestObjectTableNeverAnswersWithAnotherKeysObject(t *testing.T) {
+	// Were two keys ever to share a keyHash, the slot found holds the other key's object:
+	// the lookup must report absent, not return it.
+	table := newObjectTable()
+	a := &Object{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: "a"}
+	table.put(a)
+	other := TargetKey{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: "other"}
+	table.bySlot[hashKey(other)] = table.bySlot[hashKey(a.Key())]
+
+	_, ok := table.get(other)
+	assert.False(t, ok)
+}
+
+func TestHashKeyTellsEveryFieldApart(t *testing.T) {
+	base := TargetKey{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: "a", Section: "rule-1"}
+	seen := map[keyHash]TargetKey{hashKey(base): base}
+	for _, k := range []TargetKey{
+		{Group: "", Kind: "HTTPRoute", Namespace: "apps", Name: "a", Section: "rule-1"},
+		{Group: GatewayGroup, Kind: "GRPCRoute", Namespace: "apps", Name: "a", Section: "rule-1"},
+		{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "app", Name: "sa", Section: "rule-1"}, // same letters, moved across fields
+		{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: "a", Section: ""},
+		{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: "a", Section: "rule-2"},
+	} {
+		h := hashKey(k)
+		_, dup := seen[h]
+		assert.False(t, dup, "%v shares a hash", k)
+		seen[h] = k
+	}
+	assert.Equal(t, hashKey(base), hashKey(TargetKey{Group: GatewayGroup, Kind: "HTTPRoute", Namespace: "apps", Name: "a", Section: "rule-1"}),
+		"equal keys hash alike")
+}
+
+func TestSectionsOfAnObject(t *testing.T) {
+	route := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: r, namespace: apps}
+spec:
+  rules:
+  - name: read
+  - name: write
+  - name: read
+  - {}
+  - name: ""
+`))
+	assert.True(t, route.HasSections())
+	assert.True(t, route.HasSection("read"))
+	assert.True(t, route.HasSection("write"))
+	assert.False(t, route.HasSection(""), "a rule without a name is no section")
+	assert.False(t, route.HasSection("rea"), "a prefix of a name is not the name")
+	assert.False(t, route.HasSection("read\x00write"), "two names are not one")
+
+	other := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: other, namespace: apps}
+spec: {rules: [{name: read}, {name: write}]}
+`))
+	assert.True(t, other.HasSection("write"))
+	assert.Equal(t, "read\x00write\x00", route.sections, "each name once, in order")
+	assert.Equal(t, unsafe.StringData(route.sections), unsafe.StringData(other.sections), "one copy of a list that repeats")
+
+	unnamed := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: unnamed, namespace: apps}
+spec: {rules: [{}]}
+`))
+	assert.True(t, unnamed.HasSections(), "the kind has sections even when this route names none")
+	assert.False(t, unnamed.HasSection("read"))
+
+	ns := NewObject(CoreGroup, "Namespace", decode(t, `metadata: {name: apps}`))
+	assert.False(t, ns.HasSections())
+}
