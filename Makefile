@@ -60,7 +60,7 @@ load: build ## Load harness: webhook serve on the issue's snapshot, driven over 
 .PHONY: compare
 compare: ## Create latency through the API server: no webhook vs a ValidatingAdmissionPolicy vs this webhook
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare && \
-	KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare -no-live-reads | tail -2
+	KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare -no-live-reads | tail -3
 
 FUZZTIME ?= 30s
 
