@@ -136,7 +136,13 @@ func (c ContextPath) String() string { return strings.Join(c.Strings(), " > ") }
 // point. The work grows with the paths found, never with the cluster: every step is an
 // index lookup (routes by parent or backend, gateways by class or namespace).
 func PathsThrough(snap Snapshot, row *KindRow, key TargetKey) []ContextPath {
-	w := &walker{snap: snap, end: depthOf(row)}
+	return pathsThrough(snap, row, key, nil)
+}
+
+// pathsThrough is PathsThrough appending to into.
+func pathsThrough(snap Snapshot, row *KindRow, key TargetKey, into []ContextPath) []ContextPath {
+	w := &walker{snap: snap, end: depthOf(row), out: into}
+	start := len(into)
 	if row.Class == Direct {
 		w.direct(key)
 		return w.out
@@ -171,7 +177,7 @@ func PathsThrough(snap Snapshot, row *KindRow, key TargetKey) []ContextPath {
 			w.viaParents(route, "", &backend)
 		}
 		if key.Section != "" {
-			w.out = keepPort(w.out, key.Section)
+			w.out = w.out[:start+len(keepPort(w.out[start:], key.Section))]
 		}
 	}
 	return w.out

@@ -157,3 +157,52 @@ spec: {ports: [{name: https, port: 443}]}`)
 		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule no-port > Service app/b1 > Port https",
 	}, strs(PathsThrough(snap, row, TargetKey{Group: "", Kind: "Service", Namespace: "app", Name: "b1", Section: "https"})))
 }
+
+func TestPathsOfSeveralTargetsKeepsEachTargetsOwnPaths(t *testing.T) {
+	table := BuiltinKindTable()
+	snap := world(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - {name: to-b2, backendRefs: [{name: b2, port: 80}]}
+  - {name: to-b1, backendRefs: [{name: b1, port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b1, namespace: app}
+spec: {ports: [{name: https, port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b2, namespace: app}
+spec: {ports: [{name: http, port: 80}]}`)
+	portPolicy, ok := DiscoveredRow("example.com", "PortPolicy", Namespaced, "Inherited")
+	require.True(t, ok)
+	portPolicy.EffectiveTarget = "ServicePort"
+	require.NoError(t, table.Put(portPolicy))
+	row := mustRow(t, table, "example.com", "PortPolicy")
+	p := NewPolicy(row, decode(t, `
+apiVersion: example.com/v1
+kind: PortPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  - {group: "", kind: Service, name: b1, sectionName: https}`))
+	// The Service port's filter applies to the paths through that port only, not to the
+	// route's paths found before it; the path both targets reach is listed once.
+	want := []string{
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule to-b2 > Service app/b2 > Port http",
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule to-b1 > Service app/b1 > Port https",
+	}
+	assert.Equal(t, want, strs(PathsOf(snap, p)))
+	assert.Equal(t, want, strs(pathsOf(snap, p, make([]ContextPath, 0, 64))), "into a buffer with room")
+}

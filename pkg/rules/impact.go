@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Impact statuses (GEP-713 "Status reporting", plus NoTargets).
@@ -52,26 +53,31 @@ func (im Impact) ForAnnotation() Impact {
 }
 
 // PathsOf returns the distinct context paths a policy's targets reach.
-func PathsOf(snap Snapshot, p *Policy) []ContextPath {
-	keys := uniqueKeys(p)
-	if len(keys) == 1 {
-		// The common case, one target: the walk's own slice, duplicates dropped in place.
-		return distinctPaths(PathsThrough(snap, p.Row, keys[0]))
+func PathsOf(snap Snapshot, p *Policy) []ContextPath { return pathsOf(snap, p, nil) }
+
+// pathsOf is PathsOf appending to into.
+func pathsOf(snap Snapshot, p *Policy, into []ContextPath) []ContextPath {
+	for _, key := range uniqueKeys(p) {
+		into = pathsThrough(snap, p.Row, key, into)
 	}
-	var all []ContextPath
-	for _, key := range keys {
-		all = append(all, PathsThrough(snap, p.Row, key)...)
-	}
-	return distinctPaths(all)
+	return distinctPaths(into) // in place
 }
 
-// smallPathSet is how many paths are compared pairwise before a map is worth building.
-const smallPathSet = 32
+// pathBuffers keep the path lists of impact computations for the next one: a path is 160
+// bytes, and growing a fresh list for each review was a tenth of what the webhook allocated
+// under load. Lists longer than maxPooledPaths are left to the collector.
+var pathBuffers = sync.Pool{New: func() any { return new([]ContextPath) }}
+
+const maxPooledPaths = 1024
+
+// pairwiseUpTo is how many values (paths, keys) are compared pairwise before a set is
+// worth building.
+const pairwiseUpTo = 32
 
 // distinctPaths drops repeated paths in place, keeping the first of each.
 func distinctPaths(paths []ContextPath) []ContextPath {
 	out := paths[:0]
-	if len(paths) <= smallPathSet {
+	if len(paths) <= pairwiseUpTo {
 		for _, c := range paths {
 			if !slices.Contains(out, c) {
 				out = append(out, c)
@@ -98,7 +104,15 @@ func ImpactOf(snap Snapshot, p *Policy, cache *UnitCache) Impact {
 	if cache == nil {
 		cache = NewUnitCache()
 	}
-	paths := PathsOf(snap, p)
+	buf := pathBuffers.Get().(*[]ContextPath)
+	paths := pathsOf(snap, p, (*buf)[:0])
+	defer func() {
+		if cap(paths) <= maxPooledPaths {
+			clear(paths[:cap(paths)]) // hold no objects a later snapshot may have dropped, duplicates included
+			*buf = paths[:0]
+			pathBuffers.Put(buf)
+		}
+	}()
 	im.Contexts = len(paths)
 	if len(paths) == 0 {
 		im.Status = StatusNoTargets

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -377,16 +378,26 @@ func (s *MemorySnapshot) ReferenceGrants(namespace string) []*gatewayv1.Referenc
 	return s.grants[namespace]
 }
 
-// uniqueKeys returns the distinct attachment points of a policy.
+// uniqueKeys returns the distinct attachment points of a policy. A policy names a handful,
+// compared pairwise; a set is built only for a long list (a review can hold thousands of
+// references, and pairwise that would be quadratic).
 func uniqueKeys(p *Policy) []TargetKey {
-	seen := map[TargetKey]bool{}
-	var out []TargetKey
+	out := make([]TargetKey, 0, len(p.TargetRefs))
+	var seen map[TargetKey]struct{}
+	if len(p.TargetRefs) > pairwiseUpTo {
+		seen = make(map[TargetKey]struct{}, len(p.TargetRefs))
+	}
 	for _, ref := range p.TargetRefs {
 		k := p.Key(ref)
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
+		if seen != nil {
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+		} else if slices.Contains(out, k) {
+			continue
 		}
+		out = append(out, k)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,25 +72,26 @@ func (p *Policy) bareBody() map[string]any {
 		}
 		return out
 	}
-	skip := map[string]bool{"targetRef": true, "targetRefs": true, "targetSelectors": true}
-	for _, f := range row.Stanzas.Defaults {
-		skip[f] = true
-	}
-	for _, f := range row.Stanzas.Overrides {
-		skip[f] = true
-	}
-	if row.Strategy.Field != "" {
-		skip[row.Strategy.Field] = true
-	}
-	if row.Stanzas.Remove != "" {
-		skip[row.Stanzas.Remove] = true
-	}
 	for k, v := range p.Spec {
-		if !skip[k] && v != nil {
+		if v != nil && !isStructuralField(row, k) {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+// isStructuralField reports whether a spec field is a target reference, a stanza or a
+// strategy field of the row rather than a rule. (Looked up in the row's short lists, not in
+// a set built per call: this runs for every policy on every path an impact folds.)
+func isStructuralField(row *KindRow, field string) bool {
+	switch field {
+	case "targetRef", "targetRefs", "targetSelectors":
+		return true
+	case "":
+		return false
+	}
+	return field == row.Strategy.Field || field == row.Stanzas.Remove ||
+		slices.Contains(row.Stanzas.Defaults, field) || slices.Contains(row.Stanzas.Overrides, field)
 }
 
 // blockStrategy resolves a block's canonical strategy: its own strategy field, else the
