@@ -87,6 +87,9 @@ func annotationPatch(obj map[string]any, set map[string]string) []jsonpatch.Json
 }
 
 // escapePointer escapes one JSON Pointer token (RFC 6901).
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escapePointer(s string) string { return pointerEscaper.Replace(s) }
+
+// pointerEscaper is built once: building a Replacer costs kilobytes, and a patch escapes
+// every annotation key of the object (a third of what a mutating review allocated when the
+// object carried kubectl's last-applied annotation). A Replacer is safe for concurrent use.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
