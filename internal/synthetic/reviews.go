@@ -14,19 +14,29 @@ type Review struct {
 }
 
 // Reviews builds the load mix: updates of existing policies (validate and mutate), and each of
-// the four denials, against objects of the snapshot.
+// the four denials, against objects of the snapshot. Each review carries what the API server
+// sends for a `kubectl apply`: the requesting user, the options, the object's server-set
+// metadata, its managedFields and last-applied configuration, and on an update the old object.
 func Reviews() []Review {
 	mk := func(op, kind, group, version, ns, name string, obj map[string]any) []byte {
-		raw, _ := json.Marshal(obj)
-		body, _ := json.Marshal(map[string]any{
-			"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-			"request": map[string]any{
-				"uid": "00000000-0000-0000-0000-000000000001", "operation": op, "namespace": ns, "name": name,
-				"kind":     map[string]any{"group": group, "version": version, "kind": kind},
-				"resource": map[string]any{"group": group, "version": version, "resource": strings.ToLower(kind) + "s"},
-				"object":   json.RawMessage(raw),
-			},
-		})
+		applied, _ := json.Marshal(obj)
+		obj = withServerMetadata(obj, string(applied))
+		gvk := map[string]any{"group": group, "version": version, "kind": kind}
+		gvr := map[string]any{"group": group, "version": version, "resource": strings.ToLower(kind) + "s"}
+		options := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}
+		request := map[string]any{
+			"uid": "00000000-0000-0000-0000-000000000001", "operation": op, "namespace": ns, "name": name,
+			"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+			"userInfo": map[string]any{"username": "kubernetes-admin", "groups": []any{"kubeadm:cluster-admins", "system:authenticated"}},
+			"object":   obj, "dryRun": false, "options": options,
+		}
+		if op == "UPDATE" {
+			options["kind"] = "UpdateOptions"
+			old := withServerMetadata(obj, string(applied))
+			old["metadata"].(map[string]any)["resourceVersion"] = "41"
+			request["oldObject"] = old
+		}
+		body, _ := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
 		return body
 	}
 	color := func(ns, name string, spec map[string]any) map[string]any {
@@ -67,4 +77,48 @@ func Reviews() []Review {
 		}), false})
 	}
 	return mix
+}
+
+// withServerMetadata returns a copy of obj with the metadata the API server has set by the
+// time it asks a webhook: uid, resourceVersion, generation, creationTimestamp, the
+// last-applied configuration `kubectl apply` writes, and managedFields naming every field of
+// the spec (a webhook that decodes them pays for them on every review).
+func withServerMetadata(obj map[string]any, lastApplied string) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	meta := map[string]any{}
+	for k, v := range obj["metadata"].(map[string]any) {
+		meta[k] = v
+	}
+	meta["uid"] = "6f1c2a9e-8d4b-4c1e-9a57-3b2e1f0d4c8a"
+	meta["resourceVersion"] = "42"
+	meta["generation"] = 1
+	meta["creationTimestamp"] = "2026-11-01T09:30:00Z"
+	meta["annotations"] = map[string]any{"kubectl.kubernetes.io/last-applied-configuration": lastApplied + "\n"}
+	meta["managedFields"] = []any{map[string]any{
+		"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": obj["apiVersion"],
+		"time": "2026-11-01T09:30:00Z", "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{
+			"f:metadata": map[string]any{"f:annotations": map[string]any{".": map[string]any{}, "f:kubectl.kubernetes.io/last-applied-configuration": map[string]any{}}},
+			"f:spec":     fieldSet(obj["spec"]),
+		},
+	}}
+	out["metadata"] = meta
+	return out
+}
+
+// fieldSet is the FieldsV1 form of a value: every map key as "f:key", lists and scalars as
+// leaves.
+func fieldSet(v any) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return map[string]any{}
+	}
+	out := map[string]any{".": map[string]any{}}
+	for k, sub := range m {
+		out["f:"+k] = fieldSet(sub)
+	}
+	return out
 }
