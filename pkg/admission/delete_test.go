@@ -2,6 +2,10 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +66,41 @@ func TestDeletionWarnings(t *testing.T) {
 	resp = v.Handle(context.Background(), deleteReview(t, "", "ConfigMap", "app", "x", `{"metadata": {"name": "x"}}`))
 	assert.True(t, resp.Allowed)
 	assert.Empty(t, resp.Warnings)
+}
+
+// The old object of a DELETE reaches the handler through the HTTP door as a view into the
+// request body (bodyView): it must still be the old object when fields follow it in the
+// body, as they do in what the API server sends (dryRun, options).
+func TestDeletionThroughTheDoorReadsTheOldObject(t *testing.T) {
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	for _, obj := range []string{
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "infra"},
+		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}`,
+		`{"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
+		  "spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`,
+		`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "shared", "namespace": "app"},
+		  "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "overrides": {"color": "red"}}}`,
+	} {
+		o := decodeJSON(t, obj)
+		store.Upsert(groupKindOfJSON(o), o)
+	}
+	door := reviewHandler("validate", &Validator{Store: store})
+	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"7",
+		"kind":{"group":"gateway.networking.k8s.io","version":"v1beta1","kind":"ReferenceGrant"},
+		"resource":{"group":"gateway.networking.k8s.io","version":"v1beta1","resource":"referencegrants"},
+		"name":"colors","namespace":"infra","operation":"DELETE","userInfo":{"username":"admin"},"object":null,
+		"oldObject":{"apiVersion":"gateway.networking.k8s.io/v1beta1","kind":"ReferenceGrant","metadata":{"name":"colors","namespace":"infra"},
+		  "spec":{"from":[{"group":"policies.controller.io","kind":"ColorPolicy","namespace":"app"}],"to":[{"group":"gateway.networking.k8s.io","kind":"Gateway"}]}},
+		"dryRun":false,"options":{"apiVersion":"meta.k8s.io/v1","kind":"DeleteOptions","propagationPolicy":"Background"}}}`
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/validate", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	door.ServeHTTP(rec, req)
+
+	require.Equal(t, http.StatusOK, rec.Code)
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	require.True(t, out.Response.Allowed)
+	assert.Equal(t, []string{`DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace "app"; controllers may stop enforcing it and the next update of it will be denied`},
+		out.Response.Warnings)
 }
