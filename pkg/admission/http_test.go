@@ -42,7 +42,22 @@ func TestMalformedReviews(t *testing.T) {
 				"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"}, "namespace": "app", "name": "p",
 				"object": "a string"}}`,
 			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
-			wantMessage: "decoding the AdmissionReview: json: cannot unmarshal string into Go struct field reviewRequest.request.object of type map[string]interface {}",
+			wantMessage: "decoding the AdmissionReview: request.object must be a JSON object, not a string",
+		},
+		"a review whose uid is a number": {
+			contentType: "application/json",
+			body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": 7, "operation": "CREATE",
+				"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"}, "namespace": "app", "name": "p"}}`,
+			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
+			wantMessage: "decoding the AdmissionReview: request.uid must be a JSON string, not a number",
+		},
+		"a policy whose metadata is a list": {
+			contentType: "application/json",
+			body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "1", "operation": "CREATE",
+				"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"}, "namespace": "app", "name": "p",
+				"object": {"metadata": []}}}`,
+			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
+			wantMessage: "decoding the AdmissionReview: request.object.metadata must be a JSON object, not an array",
 		},
 	}
 	for name, tc := range cases {
@@ -79,4 +94,39 @@ func TestReadyzWaitsForSync(t *testing.T) {
 	code, body = get()
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "ok", body)
+}
+
+// The object of a review reaches the handlers as generic JSON with every ObjectMeta field,
+// null and absent fields left out alike, and without what no handler reads.
+func TestReviewObjectKeepsWhatHandlersRead(t *testing.T) {
+	type review struct {
+		Object *reviewObject `json:"object"`
+	}
+	var in review
+	require.NoError(t, json.Unmarshal([]byte(`{"object": {
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": {"name": "p", "generateName": "p-", "namespace": "app", "selfLink": "/x", "uid": "u-1",
+			"resourceVersion": "42", "generation": 3, "creationTimestamp": "2026-11-01T09:30:00Z",
+			"deletionTimestamp": "2026-11-02T09:30:00Z", "deletionGracePeriodSeconds": 30,
+			"labels": {"team": "a"}, "annotations": {"note": "x"}, "ownerReferences": [{"name": "o"}], "finalizers": ["f"],
+			"managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
+		"spec": {"color": "red"},
+		"status": {"conditions": [{"type": "Accepted"}]}}}`), &in))
+	assert.Equal(t, map[string]any{
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": map[string]any{"name": "p", "generateName": "p-", "namespace": "app", "selfLink": "/x", "uid": "u-1",
+			"resourceVersion": "42", "generation": float64(3), "creationTimestamp": "2026-11-01T09:30:00Z",
+			"deletionTimestamp": "2026-11-02T09:30:00Z", "deletionGracePeriodSeconds": float64(30),
+			"labels": map[string]any{"team": "a"}, "annotations": map[string]any{"note": "x"},
+			"ownerReferences": []any{map[string]any{"name": "o"}}, "finalizers": []any{"f"}},
+		"spec": map[string]any{"color": "red"},
+	}, in.Object.generic())
+
+	in = review{}
+	require.NoError(t, json.Unmarshal([]byte(`{"object": {"kind": "ColorPolicy", "metadata": {"name": "p", "annotations": null}, "spec": null}}`), &in))
+	assert.Equal(t, map[string]any{"kind": "ColorPolicy", "metadata": map[string]any{"name": "p"}}, in.Object.generic())
+
+	in = review{}
+	require.NoError(t, json.Unmarshal([]byte(`{"object": {"kind": "ColorPolicy"}}`), &in))
+	assert.Equal(t, map[string]any{"kind": "ColorPolicy"}, in.Object.generic(), "no metadata: none made up")
 }
