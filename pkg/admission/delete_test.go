@@ -27,22 +27,12 @@ func deleteReview(t *testing.T, group, kind, namespace, name, old string) admiss
 }
 
 func TestDeletionWarnings(t *testing.T) {
-	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
-	for _, obj := range []string{
-		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "infra"},
-		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}`,
+	store := storeOf(t, gatewayAllNamespaces,
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r1", "namespace": "app"},
 		  "spec": {"parentRefs": [{"name": "gw", "namespace": "infra"}], "rules": [{"backendRefs": [{"name": "b1", "port": 80}]}, {"backendRefs": [{"name": "b2", "port": 80}]}]}}`,
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r2", "namespace": "web"},
 		  "spec": {"parentRefs": [{"name": "gw", "namespace": "infra"}], "rules": [{"backendRefs": [{"name": "b3", "port": 80}]}]}}`,
-		`{"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
-		  "spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`,
-		`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "shared", "namespace": "app"},
-		  "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "overrides": {"color": "red"}}}`,
-	} {
-		o := decodeJSON(t, obj)
-		store.Upsert(groupKindOfJSON(o), o)
-	}
+		colorsGrant, sharedColorPolicy)
 	v := &Validator{Store: store}
 
 	resp := v.Handle(context.Background(), deleteReview(t, "policies.controller.io", "ColorPolicy", "app", "shared", `{"metadata": {"name": "shared", "namespace": "app"}}`))
@@ -72,18 +62,7 @@ func TestDeletionWarnings(t *testing.T) {
 // request body (bodyView): it must still be the old object when fields follow it in the
 // body, as they do in what the API server sends (dryRun, options).
 func TestDeletionThroughTheDoorReadsTheOldObject(t *testing.T) {
-	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
-	for _, obj := range []string{
-		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "infra"},
-		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}`,
-		`{"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
-		  "spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`,
-		`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "shared", "namespace": "app"},
-		  "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "overrides": {"color": "red"}}}`,
-	} {
-		o := decodeJSON(t, obj)
-		store.Upsert(groupKindOfJSON(o), o)
-	}
+	store := storeOf(t, gatewayAllNamespaces, colorsGrant, sharedColorPolicy)
 	door := reviewHandler("validate", &Validator{Store: store})
 	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"7",
 		"kind":{"group":"gateway.networking.k8s.io","version":"v1beta1","kind":"ReferenceGrant"},
@@ -103,4 +82,26 @@ func TestDeletionThroughTheDoorReadsTheOldObject(t *testing.T) {
 	require.True(t, out.Response.Allowed)
 	assert.Equal(t, []string{`DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace "app"; controllers may stop enforcing it and the next update of it will be denied`},
 		out.Response.Warnings)
+}
+
+// The objects the deletion tests share: a Gateway open to all namespaces, a ReferenceGrant
+// from ColorPolicies in app to Gateways in infra, and a ColorPolicy in app relying on it.
+const (
+	gatewayAllNamespaces = `{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "infra"},
+		"spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}`
+	colorsGrant = `{"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
+		"spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`
+	sharedColorPolicy = `{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "shared", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "overrides": {"color": "red"}}}`
+)
+
+// storeOf is a ready store holding the objects, given as JSON.
+func storeOf(t *testing.T, objects ...string) *Store {
+	t.Helper()
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	for _, obj := range objects {
+		o := decodeJSON(t, obj)
+		store.Upsert(groupKindOfJSON(o), o)
+	}
+	return store
 }

@@ -120,12 +120,9 @@ spec:
 	assert.Equal(t, "Patch defaults on Gateway app/gw: enforced on 0 of 1 path, partially on 1 by app/rule", im.Summary(gwPatch))
 }
 
-// A backendRef's port decides which Service port a path ends at: an absent port means the
-// Service's only named port, a port the Service does not have (even one no Service can
-// have) reaches none of them.
-func TestPathsThroughAServicePort(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, `
+// servicePortWorld is a Gateway, a route whose rules send to Service ports in every way a
+// backendRef can name one, and the two Services.
+const servicePortWorld = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: app}
@@ -140,40 +137,7 @@ spec:
   - {name: by-number, backendRefs: [{name: b1, port: 443}]}
   - {name: no-port, backendRefs: [{name: b1}]}
   - {name: out-of-range, backendRefs: [{name: b1, port: 70000}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: b1, namespace: app}
-spec: {ports: [{name: https, port: 443}]}`)
-	// An Inherited kind whose effective target is a Service port (a row from the config
-	// file); the built-in Inherited kinds' paths end above the Service.
-	portPolicy, ok := DiscoveredRow("example.com", "PortPolicy", Namespaced, "Inherited")
-	require.True(t, ok)
-	portPolicy.EffectiveTarget = "ServicePort"
-	require.NoError(t, table.Put(portPolicy))
-	row := mustRow(t, table, "example.com", "PortPolicy")
-	assert.Equal(t, []string{
-		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule by-number > Service app/b1 > Port https",
-		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule no-port > Service app/b1 > Port https",
-	}, strs(PathsThrough(snap, row, TargetKey{Group: "", Kind: "Service", Namespace: "app", Name: "b1", Section: "https"})))
-}
-
-func TestPathsOfSeveralTargetsKeepsEachTargetsOwnPaths(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1, namespace: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
   - {name: to-b2, backendRefs: [{name: b2, port: 80}]}
-  - {name: to-b1, backendRefs: [{name: b1, port: 443}]}
 ---
 apiVersion: v1
 kind: Service
@@ -183,12 +147,25 @@ spec: {ports: [{name: https, port: 443}]}
 apiVersion: v1
 kind: Service
 metadata: {name: b2, namespace: app}
-spec: {ports: [{name: http, port: 80}]}`)
-	portPolicy, ok := DiscoveredRow("example.com", "PortPolicy", Namespaced, "Inherited")
-	require.True(t, ok)
-	portPolicy.EffectiveTarget = "ServicePort"
-	require.NoError(t, table.Put(portPolicy))
-	row := mustRow(t, table, "example.com", "PortPolicy")
+spec: {ports: [{name: http, port: 80}]}`
+
+// A backendRef's port decides which Service port a path ends at: an absent port means the
+// Service's only named port, a port the Service does not have (even one no Service can
+// have) reaches none of them.
+func TestPathsThroughAServicePort(t *testing.T) {
+	table := BuiltinKindTable()
+	snap := world(t, table, servicePortWorld)
+	row := portPolicyRow(t, table)
+	assert.Equal(t, []string{
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule by-number > Service app/b1 > Port https",
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule no-port > Service app/b1 > Port https",
+	}, strs(PathsThrough(snap, row, TargetKey{Group: "", Kind: "Service", Namespace: "app", Name: "b1", Section: "https"})))
+}
+
+func TestPathsOfSeveralTargetsKeepsEachTargetsOwnPaths(t *testing.T) {
+	table := BuiltinKindTable()
+	snap := world(t, table, servicePortWorld)
+	row := portPolicyRow(t, table)
 	p := NewPolicy(row, decode(t, `
 apiVersion: example.com/v1
 kind: PortPolicy
@@ -198,11 +175,24 @@ spec:
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
   - {group: "", kind: Service, name: b1, sectionName: https}`))
 	// The Service port's filter applies to the paths through that port only, not to the
-	// route's paths found before it; the path both targets reach is listed once.
+	// route's paths found before it; a path both targets reach is listed once.
 	want := []string{
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule by-number > Service app/b1 > Port https",
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule no-port > Service app/b1 > Port https",
+		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule out-of-range > Service app/b1 > Port 70000",
 		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule to-b2 > Service app/b2 > Port http",
-		"Gateway app/gw > Listener http > HTTPRoute app/r1 > Rule to-b1 > Service app/b1 > Port https",
 	}
 	assert.Equal(t, want, strs(PathsOf(snap, p)))
 	assert.Equal(t, want, strs(pathsOf(snap, p, make([]ContextPath, 0, 64))), "into a buffer with room")
+}
+
+// portPolicyRow adds an Inherited kind whose effective target is a Service port (a row from
+// the config file; the built-in Inherited kinds' paths end above the Service) and returns it.
+func portPolicyRow(t *testing.T, table *KindTable) *KindRow {
+	t.Helper()
+	portPolicy, ok := DiscoveredRow("example.com", "PortPolicy", Namespaced, "Inherited")
+	require.True(t, ok)
+	portPolicy.EffectiveTarget = "ServicePort"
+	require.NoError(t, table.Put(portPolicy))
+	return mustRow(t, table, "example.com", "PortPolicy")
 }

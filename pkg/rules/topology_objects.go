@@ -129,21 +129,21 @@ func allocObject(gk schema.GroupKind) *Object {
 	case gk.Group == GatewayGroup && (gk.Kind == "Gateway" || gk.Kind == "ListenerSet"):
 		return &Object{}
 	case info.Level == LevelRoute:
-		both := &struct {
-			Object
-			route RouteInfo
-		}{}
-		both.Route = &both.route
-		return &both.Object
+		return allocWith(func(o *Object, r *RouteInfo) { o.Route = r })
 	case info.Level == LevelBackend:
-		both := &struct {
-			Object
-			service ServiceInfo
-		}{}
-		both.Service = &both.service
-		return &both.Object
+		return allocWith(func(o *Object, svc *ServiceInfo) { o.Service = svc })
 	}
 	return &Object{}
+}
+
+// allocWith allocates an object and its topology T together; attach points the object at it.
+func allocWith[T any](attach func(*Object, *T)) *Object {
+	both := &struct {
+		Object
+		topology T
+	}{}
+	attach(&both.Object, &both.topology)
+	return &both.Object
 }
 
 // parseTopology fills the object's topology fields from its generic JSON, into the topology
