@@ -88,6 +88,3 @@ func (t *objectTable) remove(key TargetKey) {
 	t.slots[i] = nil // the slot no longer keeps the object alive
 	t.free = append(t.free, i)
 }
-
-// len is the number of objects stored.
-func (t *objectTable) len() int { return len(t.bySlot) }

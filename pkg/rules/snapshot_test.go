@@ -27,12 +27,12 @@ func TestObjectTableStoresReplacesAndRemoves(t *testing.T) {
 	table.put(newer)
 	got, _ = table.get(a.Key())
 	assert.Same(t, newer, got, "a put under the same key replaces")
-	assert.Equal(t, 2, table.len())
+	assert.Len(t, table.bySlot, 2)
 
 	table.remove(a.Key())
 	_, ok = table.get(a.Key())
 	assert.False(t, ok)
-	assert.Equal(t, 1, table.len())
+	assert.Len(t, table.bySlot, 1)
 	table.remove(a.Key()) // removing what is gone is no error
 
 	c := route("c")
