@@ -55,7 +55,7 @@ func TestHostileReviews(t *testing.T) {
 		},
 		"JSON nested deeper than the decoder allows": {
 			body:     hostileReview("admission.k8s.io/v1", colorObject(`{"overrides": `+nested(20000)+`}`)),
-			wantCode: http.StatusBadRequest, wantMessage: "decoding the AdmissionReview: invalid character '{' exceeded max depth",
+			wantCode: http.StatusBadRequest, wantMessage: "decoding the AdmissionReview: exceeded max depth within \"/request/object/spec/overrides/a/a/a/a/a/a/a/a/a/…/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a\" after offset 50457",
 		},
 		"JSON nested 5,000 deep is judged": {
 			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "g"}], "overrides": {"strategy": "patch", "x": `+nested(5000)+`}}`)),

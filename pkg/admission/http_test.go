@@ -26,7 +26,16 @@ func TestMalformedReviews(t *testing.T) {
 	}{
 		"not JSON": {
 			contentType: "application/json", body: "{not json", wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
-			wantMessage: "decoding the AdmissionReview: invalid character 'n' looking for beginning of object key string",
+			wantMessage: "decoding the AdmissionReview: invalid character 'o' in literal null (expecting 'u') after offset 2",
+		},
+		"a name given twice in one object": {
+			// Which copy counts would be a guess, and the API server might guess otherwise.
+			contentType: "application/json",
+			body: `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "1", "operation": "CREATE",
+				"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"}, "namespace": "app", "name": "p",
+				"object": {"metadata": {"name": "p", "name": "q"}}}}`,
+			wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,
+			wantMessage: `decoding the AdmissionReview: duplicate object member name "name" within "/request/object/metadata"`,
 		},
 		"wrong content type": {
 			contentType: "text/plain", body: "{}", wantHTTP: http.StatusOK, wantCode: http.StatusBadRequest,

@@ -9,8 +9,12 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -193,7 +197,7 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in admissionReview
-	if err := json.Unmarshal(buf.Bytes(), &in); err != nil {
+	if err := jsonv2.Unmarshal(buf.Bytes(), &in, reviewDecoding); err != nil {
 		writeReviewError(w, "", http.StatusBadRequest, "decoding the AdmissionReview: "+describeDecodeError(err))
 		return
 	}
@@ -213,14 +217,34 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeReview(w, admissionReview{APIVersion: in.APIVersion, Kind: "AdmissionReview", Response: &resp.AdmissionResponse})
 }
 
-// describeDecodeError says which field of a review had the wrong JSON type in JSON's terms,
-// not in the Go types the review is decoded into.
+// reviewDecoding is how review bodies are read (encoding/json/v2's semantics, from its mirror
+// module until Go 1.27 ships the package): field names match exactly, a name given twice in
+// one object is refused (the API server never sends one, and a decoder that kept either copy
+// could judge another object than the API server stores), and invalid UTF-8 in a string reads
+// as U+FFFD, as the API server itself reads it, so a malformed name is denied by the rule that
+// checks names rather than refused unread.
+var reviewDecoding = jsontext.AllowInvalidUTF8(true)
+
+// describeDecodeError says what is wrong with a review body in JSON's terms: where a field has
+// the wrong JSON type, which field and what it must be, not the Go types the review is
+// decoded into.
 func describeDecodeError(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	if !errors.As(err, &typeErr) || typeErr.Field == "" || typeErr.Type == nil {
-		return err.Error()
+	var semantic *jsonv2.SemanticError
+	if !errors.As(err, &semantic) || semantic.GoType == nil || semantic.JSONKind == 0 || semantic.JSONPointer == "" {
+		return strings.TrimPrefix(err.Error(), "jsontext: ")
 	}
-	return fmt.Sprintf("%s must be a JSON %s, not %s", typeErr.Field, jsonTypeOf(typeErr.Type), withArticle(typeErr.Value))
+	var field strings.Builder
+	for token := range semantic.JSONPointer.Tokens() {
+		if _, err := strconv.Atoi(token); err == nil {
+			field.WriteString("[" + token + "]")
+			continue
+		}
+		if field.Len() > 0 {
+			field.WriteByte('.')
+		}
+		field.WriteString(token)
+	}
+	return fmt.Sprintf("%s must be a JSON %s, not %s", field.String(), jsonTypeOf(semantic.GoType), jsonKindOf(semantic.JSONKind))
 }
 
 // jsonTypeOf names the JSON type a Go type decodes from.
@@ -243,11 +267,19 @@ func jsonTypeOf(t reflect.Type) string {
 	return "number"
 }
 
-func withArticle(jsonValue string) string {
-	if strings.HasPrefix(jsonValue, "a") || strings.HasPrefix(jsonValue, "o") {
-		return "an " + jsonValue
+// jsonKindOf names a JSON value's kind with its article: "a string", "an object".
+func jsonKindOf(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
 	}
-	return "a " + jsonValue
+	return "a " + k.String()
 }
 
 // handle calls the handler; a panic is answered as a refusal (and counted), never allowed.
