@@ -45,7 +45,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating and mutating admission webhooks over HTTPS. Its view of the\n"+
 			"cluster comes from a list and watch of each kind the rules read; it is ready once every\n"+
 			"kind has been listed. In a container with a memory limit, and without GOMEMLIMIT, it\n"+
-			"gives the Go runtime a soft limit of nine tenths of it.\n\nFlags:\n")
+			"gives the Go runtime a soft limit of nine tenths of it; without GOGC, it sets the\n"+
+			"collector's target to 200 (fewer collections, a shorter latency tail, more memory).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if done, code := parseFlags(fs, args); done {
@@ -70,6 +71,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	ctrl.SetLogger(log)
 	if soft := memlimit.Apply("/sys/fs/cgroup", os.Getenv); soft > 0 {
 		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
+	}
+	if percent := memlimit.ApplyGCPercent(os.Getenv); percent > 0 {
+		log.Info("garbage collector target set (GOGC overrides it)", "percent", percent)
 	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {

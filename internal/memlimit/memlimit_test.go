@@ -57,3 +57,20 @@ func TestApply(t *testing.T) {
 	assert.Equal(t, int64(0), Apply(testkit.WriteFiles(t, map[string]string{"memory.max": "max"}), noEnv))
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 }
+
+func TestApplyGCPercent(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+
+	assert.Equal(t, DefaultGCPercent, ApplyGCPercent(func(string) string { return "" }))
+	assert.Equal(t, DefaultGCPercent, debug.SetGCPercent(100), "the runtime's target is set")
+
+	explicit := func(key string) string {
+		if key == "GOGC" {
+			return "50"
+		}
+		return ""
+	}
+	assert.Equal(t, 0, ApplyGCPercent(explicit), "GOGC, when set, is the operator's choice")
+	assert.Equal(t, 100, debug.SetGCPercent(100), "and the runtime's target is left alone")
+}
