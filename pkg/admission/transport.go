@@ -9,7 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -233,18 +233,10 @@ func describeDecodeError(err error) string {
 	if !errors.As(err, &semantic) || semantic.GoType == nil || semantic.JSONKind == 0 || semantic.JSONPointer == "" {
 		return strings.TrimPrefix(err.Error(), "jsontext: ")
 	}
-	var field strings.Builder
-	for token := range semantic.JSONPointer.Tokens() {
-		if _, err := strconv.Atoi(token); err == nil {
-			field.WriteString("[" + token + "]")
-			continue
-		}
-		if field.Len() > 0 {
-			field.WriteByte('.')
-		}
-		field.WriteString(token)
-	}
-	return fmt.Sprintf("%s must be a JSON %s, not %s", field.String(), jsonTypeOf(semantic.GoType), jsonKindOf(semantic.JSONKind))
+	// The review's typed fields hold no lists (what is a list is decoded as generic JSON, which
+	// takes any type), so the pointer's tokens are all field names.
+	field := strings.Join(slices.Collect(semantic.JSONPointer.Tokens()), ".")
+	return fmt.Sprintf("%s must be a JSON %s, not %s", field, jsonTypeOf(semantic.GoType), jsonKindOf(semantic.JSONKind))
 }
 
 // jsonTypeOf names the JSON type a Go type decodes from.
