@@ -14,7 +14,7 @@ import (
 )
 
 // syntheticSnapshot builds the synthetic cluster into a snapshot, as informer events would.
-func syntheticSnapshot(b *testing.B, table *rules.KindTable) *rules.MemorySnapshot {
+func syntheticSnapshot(b testing.TB, table *rules.KindTable) *rules.MemorySnapshot {
 	b.Helper()
 	snap := rules.NewMemorySnapshot()
 	err := synthetic.Objects(func(obj map[string]any) error {

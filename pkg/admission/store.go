@@ -99,7 +99,7 @@ func (s *Store) Judge(ctx context.Context, req rules.Request, reserve bool) (rul
 		return rules.Verdict{}, false
 	}
 	if reserve && v.Allowed() && req.Operation != rules.Delete && req.Policy != nil {
-		s.snap.PutPolicy(req.Policy)
+		s.snap.PutPolicyUnfrozen(req.Policy)
 		s.reserved[idOf(req.Policy)] = s.now()
 		s.changedAt = s.now()
 	}

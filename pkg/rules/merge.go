@@ -262,7 +262,7 @@ func (c *UnitCache) Removes(p *Policy) []string {
 	}
 	var out []string
 	if f := p.Row.Stanzas.Remove; f != "" {
-		for _, v := range listAny(p.Spec[f]) {
+		for _, v := range listAny(p.Spec()[f]) {
 			if s, ok := v.(string); ok {
 				out = append(out, s)
 			}

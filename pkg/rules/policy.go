@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -19,7 +22,11 @@ type Policy struct {
 	UID string
 	// Created is metadata.creationTimestamp; older is higher at one level (GEP-713).
 	Created time.Time
-	Spec    map[string]any
+	// spec is the spec as generic JSON while the policy is being judged; storedSpec is the
+	// same spec as compact JSON once a snapshot holds the policy (freeze). Read both through
+	// Spec().
+	spec       map[string]any
+	storedSpec string
 
 	// TargetRefs are the well-formed-enough references (group/kind/name are strings).
 	TargetRefs []TargetRef
@@ -114,15 +121,52 @@ func NewPolicy(row *KindRow, obj map[string]any) *Policy {
 	}
 	switch spec := obj["spec"].(type) {
 	case map[string]any:
-		p.Spec = spec
+		p.spec = spec
 	case nil:
-		p.Spec = map[string]any{}
+		p.spec = map[string]any{}
 	default:
-		p.Spec = map[string]any{}
+		p.spec = map[string]any{}
 		p.decodeErrs = append(p.decodeErrs, field.Invalid(specPath, describe(spec), "must be an object"))
 	}
 	p.decodeTargetRefs()
 	return p
+}
+
+// Spec returns the policy's spec as generic JSON. A stored policy keeps its spec as compact
+// JSON (freeze) and decodes a fresh copy at each call, so callers read it once per
+// computation (UnitCache holds the blocks of each policy met on many paths). Callers must
+// not change what it returns.
+func (p *Policy) Spec() map[string]any {
+	if p.spec != nil || p.storedSpec == "" {
+		return p.spec
+	}
+	var spec map[string]any
+	if err := jsonv2.Unmarshal([]byte(p.storedSpec), &spec, storedSpecOptions); err != nil {
+		// freeze only keeps what it encoded itself, so this cannot happen; an empty spec
+		// judges nothing rather than judging wrongly.
+		return map[string]any{}
+	}
+	return spec
+}
+
+// storedSpecOptions read and write stored specs: a string with invalid UTF-8 was already
+// replaced by U+FFFD when the review was read, and the same spec always encodes the same way.
+var storedSpecOptions = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsonv2.Deterministic(true))
+
+// freeze replaces the generic spec by compact JSON once a snapshot holds the policy. A map
+// of maps is dozens of heap objects, and the collector visits every one of them on every
+// cycle of a webhook holding thousands of policies: that marking, not the verdicts, is
+// what its latency tail was made of. One string is one object the collector never scans.
+// A spec that JSON cannot encode (a NaN from YAML) stays as it is.
+func (p *Policy) freeze() {
+	if p.spec == nil {
+		return
+	}
+	encoded, err := jsonv2.Marshal(p.spec, storedSpecOptions)
+	if err != nil {
+		return
+	}
+	p.storedSpec, p.spec = string(encoded), nil
 }
 
 // The paths of spec, spec.targetRef and the first targetRefs entries, shared by every policy
@@ -149,7 +193,7 @@ func targetRefsEntry(i int) *field.Path {
 }
 
 func (p *Policy) decodeTargetRefs() {
-	if raw, ok := p.Spec["targetRef"]; ok && raw != nil {
+	if raw, ok := p.spec["targetRef"]; ok && raw != nil {
 		p.hasTargetRef = true
 		path := targetRefPath
 		if m, ok := raw.(map[string]any); ok {
@@ -158,7 +202,7 @@ func (p *Policy) decodeTargetRefs() {
 			p.decodeErrs = append(p.decodeErrs, field.Invalid(path, describe(raw), "must be an object with `group`, `kind` and `name`"))
 		}
 	}
-	if raw, ok := p.Spec["targetRefs"]; ok && raw != nil {
+	if raw, ok := p.spec["targetRefs"]; ok && raw != nil {
 		p.hasTargetRefs = true
 		path := targetRefsPath
 		list, ok := raw.([]any)

@@ -35,7 +35,7 @@ func (p *Policy) ObjectRefs() ([]ObjectRef, field.ErrorList) {
 	var errs field.ErrorList
 	for i := range p.Row.References {
 		spec := &p.Row.References[i]
-		walkPath(p.Spec, strings.Split(spec.Path, "."), field.NewPath("spec"), func(v any, path *field.Path) {
+		walkPath(p.Spec(), strings.Split(spec.Path, "."), field.NewPath("spec"), func(v any, path *field.Path) {
 			m, ok := v.(map[string]any)
 			if !ok {
 				errs = append(errs, field.Invalid(path, describe(v), "must be an object reference"))

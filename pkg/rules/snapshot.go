@@ -290,7 +290,18 @@ func (s *MemorySnapshot) RemoveObject(key TargetKey) {
 }
 
 // PutPolicy stores a policy, replacing an earlier version of the same kind/namespace/name.
+// The policy's spec is frozen to compact JSON (Policy.freeze); Spec() reads it the same.
 func (s *MemorySnapshot) PutPolicy(p *Policy) {
+	p.freeze()
+	s.putPolicy(p)
+}
+
+// PutPolicyUnfrozen stores a policy as PutPolicy does but keeps its spec as generic JSON:
+// for a policy held a moment (a reservation, which the policy's own watch event replaces),
+// where encoding it would cost its review more than the collector saves.
+func (s *MemorySnapshot) PutPolicyUnfrozen(p *Policy) { s.putPolicy(p) }
+
+func (s *MemorySnapshot) putPolicy(p *Policy) {
 	s.RemovePolicy(p.GroupKind(), p.Namespace, p.Name)
 	id := policyID{p.GroupKind(), p.Namespace, p.Name}
 	s.policies[id] = p

@@ -36,21 +36,21 @@ func (b Block) Bare() bool { return b.Field == "" }
 // Blocks splits a policy's spec into its rule blocks, in spec order: bare, defaults, overrides.
 func (p *Policy) Blocks() []Block {
 	row := p.Row
-	spec := field.NewPath("spec")
+	fields := p.Spec()
 	var blocks []Block
-	if bare := p.bareBody(); len(bare) > 0 {
-		blocks = append(blocks, Block{Class: DefaultsClass, Body: bare, Strategy: p.blockStrategy(nil), Path: spec})
+	if bare := bareBody(row, fields); len(bare) > 0 {
+		blocks = append(blocks, Block{Class: DefaultsClass, Body: bare, Strategy: blockStrategy(row, fields, nil), Path: specPath})
 	}
 	add := func(names []string, class StanzaClass) {
 		for _, name := range names {
-			raw, ok := p.Spec[name]
+			raw, ok := fields[name]
 			if !ok || raw == nil {
 				continue
 			}
 			body, _ := raw.(map[string]any)
 			blocks = append(blocks, Block{
 				Field: name, Class: class, Body: withoutKey(body, row.Strategy.Field),
-				Strategy: p.blockStrategy(body), Path: spec.Child(name),
+				Strategy: blockStrategy(row, fields, body), Path: specPath.Child(name),
 			})
 		}
 	}
@@ -61,18 +61,17 @@ func (p *Policy) Blocks() []Block {
 
 // bareBody is the spec's bare rules: the row's bare fields, or every field that is not a
 // target reference, stanza or strategy field.
-func (p *Policy) bareBody() map[string]any {
-	row := p.Row
+func bareBody(row *KindRow, fields map[string]any) map[string]any {
 	out := map[string]any{}
 	if len(row.Stanzas.Bare) > 0 {
 		for _, f := range row.Stanzas.Bare {
-			if v, ok := p.Spec[f]; ok && v != nil {
+			if v, ok := fields[f]; ok && v != nil {
 				out[f] = v
 			}
 		}
 		return out
 	}
-	for k, v := range p.Spec {
+	for k, v := range fields {
 		if v != nil && !isStructuralField(row, k) {
 			out[k] = v
 		}
@@ -97,10 +96,9 @@ func isStructuralField(row *KindRow, field string) bool {
 // blockStrategy resolves a block's canonical strategy: its own strategy field, else the
 // spec-level one, else the row default. Unknown values fall back to the default; the
 // strategy rule reports them.
-func (p *Policy) blockStrategy(body map[string]any) string {
-	row := p.Row
+func blockStrategy(row *KindRow, fields, body map[string]any) string {
 	if row.Strategy.Field != "" {
-		for _, m := range []map[string]any{body, p.Spec} {
+		for _, m := range []map[string]any{body, fields} {
 			if v, ok := m[row.Strategy.Field].(string); ok {
 				if s, ok := row.Strategy.Values[v]; ok {
 					return s

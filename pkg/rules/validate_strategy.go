@@ -30,7 +30,8 @@ func validateMergeStrategies(req *Request, _ Snapshot) (field.ErrorList, []strin
 	}
 
 	if f := row.Strategy.Field; f != "" {
-		specValue, specSet := p.Spec[f]
+		fields := p.Spec()
+		specValue, specSet := fields[f]
 		if specSet {
 			errs = append(errs, validateStrategyValue(row, specValue, spec.Child(f))...)
 		}
@@ -38,7 +39,7 @@ func validateMergeStrategies(req *Request, _ Snapshot) (field.ErrorList, []strin
 			if b.Bare() {
 				continue
 			}
-			raw, _ := p.Spec[b.Field].(map[string]any)
+			raw, _ := fields[b.Field].(map[string]any)
 			v, ok := raw[f]
 			if !ok {
 				continue

@@ -1,0 +1,100 @@
+package rules
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rateLimitWithEverything has bare-free stanzas, a strategy, named rules, numbers, a list
+// and a string with characters JSON escapes: what a stored spec must give back unchanged.
+const rateLimitWithEverything = `
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
+metadata: {name: limits, namespace: apps}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: shop}
+  defaults:
+    strategy: merge
+    limits:
+      per-user:
+        rates: [{limit: 10, window: 1m}, {limit: 1000, window: 1h}]
+        when: [{predicate: "auth.identity.userid != \"<admin>\" && true"}]
+`
+
+func TestStoredPolicyReadsTheSameSpecAndBlocks(t *testing.T) {
+	table := BuiltinKindTable()
+	p := policyOf(t, table, rateLimitWithEverything)
+	judged := normalize(p.Spec())
+	judgedBlocks := p.Blocks()
+
+	NewMemorySnapshot().PutPolicy(p)
+
+	require.Nil(t, p.spec, "a stored policy keeps no generic spec")
+	require.NotEmpty(t, p.storedSpec)
+	assert.Equal(t, judged, normalize(p.Spec()))
+	stored := p.Blocks()
+	require.Len(t, stored, len(judgedBlocks))
+	for i := range stored {
+		assert.Equal(t, judgedBlocks[i].Field, stored[i].Field)
+		assert.Equal(t, judgedBlocks[i].Class, stored[i].Class)
+		assert.Equal(t, judgedBlocks[i].Strategy, stored[i].Strategy)
+		assert.Equal(t, judgedBlocks[i].Path.String(), stored[i].Path.String())
+		assert.Equal(t, normalize(judgedBlocks[i].Body), normalize(stored[i].Body))
+	}
+}
+
+func TestStoredPolicyGivesEachCallerItsOwnSpec(t *testing.T) {
+	p := policyOf(t, BuiltinKindTable(), rateLimitWithEverything)
+	NewMemorySnapshot().PutPolicy(p)
+
+	first := p.Spec()
+	delete(first, "defaults")
+	assert.Contains(t, p.Spec(), "defaults", "what one caller does to its copy is not stored")
+}
+
+func TestReservedPolicyKeepsItsGenericSpec(t *testing.T) {
+	p := policyOf(t, BuiltinKindTable(), rateLimitWithEverything)
+	spec := p.Spec()
+
+	NewMemorySnapshot().PutPolicyUnfrozen(p)
+
+	assert.Empty(t, p.storedSpec)
+	assert.Equal(t, spec, p.Spec())
+}
+
+func TestSpecJSONCannotHoldStaysGeneric(t *testing.T) {
+	// YAML reads `.nan` as a float JSON has no word for; such a spec is kept as it is.
+	p := policyOf(t, BuiltinKindTable(), rateLimitWithEverything)
+	p.spec["weight"] = math.NaN()
+
+	NewMemorySnapshot().PutPolicy(p)
+
+	assert.Empty(t, p.storedSpec)
+	assert.Contains(t, p.Spec(), "weight")
+}
+
+func TestStoredPolicyStillConflicts(t *testing.T) {
+	// The same-level conflict rule reads the stored policy's spec from its compact JSON,
+	// numbers and all (the stored limit is a float64 after the round trip, the judged one
+	// an int64 from YAML).
+	table := BuiltinKindTable()
+	snap := world(t, table, rateLimitWithEverything)
+	v := judge(t, table, snap, `
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
+metadata: {name: other-limits, namespace: apps, creationTimestamp: "2030-01-01T00:00:00Z"}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: shop}
+  defaults:
+    strategy: merge
+    limits:
+      per-user:
+        rates: [{limit: 20, window: 1m}]
+`)
+	require.Len(t, v.Denials, 1)
+	assert.Equal(t, ReasonConflicted, ReasonOf(v.Denials[0]))
+	assert.Equal(t, "spec.defaults.limits.per-user", v.Denials[0].Field)
+}
