@@ -39,6 +39,7 @@ func main() {
 	flag.IntVar(&o.workers, "workers", 32, "concurrent keep-alive connections")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each phase")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
+	flag.StringVar(&o.allocProfile, "allocprofile", "", "write the webhook's allocation profile during the latency phase to this file (go tool pprof -sample_index=alloc_space)")
 	flag.BoolVar(&o.fromCluster, "from-cluster", false, "serve the snapshot from a local control plane holding it (list and watch, --live-reads=false) instead of --snapshot-from files")
 	flag.Var(&o.webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
 	flag.Float64Var(&o.rate, "rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")
@@ -76,6 +77,7 @@ func main() {
 // options are the harness's flags.
 type options struct {
 	bin, work, cpuProfile string
+	allocProfile          string
 	workers               int
 	duration              time.Duration
 	fromCluster, floor    bool
@@ -154,7 +156,7 @@ func run(o options) error {
 		fmt.Println("load: the floor: a TLS server that answers each review without admission work, in its own process")
 	}
 	profilePort := 0
-	if cpuProfile != "" {
+	if cpuProfile != "" || o.allocProfile != "" {
 		if profilePort, err = localcluster.FreePort(); err != nil {
 			return err
 		}
@@ -216,7 +218,18 @@ func run(o options) error {
 	if fixedRate > 0 {
 		load, loadName = fixedRate, "a fixed load"
 	}
+	if o.allocProfile != "" {
+		go func() {
+			profiled <- fetchProfile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/allocs?seconds=%d", profilePort, int(duration.Seconds())-1), o.allocProfile)
+		}()
+	}
 	half := openLoop(client, base, mix, load, duration)
+	if o.allocProfile != "" {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("allocation profile: %w", err)
+		}
+		fmt.Printf("load: allocation profile of the latency phase in %s (go tool pprof -sample_index=alloc_space -top %s)\n", o.allocProfile, o.allocProfile)
+	}
 	fmt.Printf("load: at %s (%.0f/s): p50 %s, p99 %s, p99.9 %s (%d reviews, %d errors)\n",
 		loadName, load, pct(half.latencies, 50), pct(half.latencies, 99), pct(half.latencies, 99.9), half.done, half.errors)
 	after, err := scrapeMetrics(client, base)
