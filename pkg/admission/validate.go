@@ -11,7 +11,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -205,14 +204,15 @@ func objectOf(ext runtime.RawExtension) (map[string]any, error) {
 	return obj, nil
 }
 
-// Response renders a verdict. A denial is apierrors.NewInvalid: HTTP 422 with one cause
-// per field, which kubectl prints as `<Kind>.<group> "name" is invalid: [field: detail, ...]`.
+// Response renders a verdict. A denial is apierrors.NewInvalid's status (invalidStatus):
+// HTTP 422 with one cause per field, which kubectl prints as
+// `<Kind>.<group> "name" is invalid: [field: detail, ...]`.
 func Response(gk schema.GroupKind, req rules.Request, v rules.Verdict) admission.Response {
 	var resp admission.Response
 	if v.Allowed() {
 		resp = admission.Allowed("")
 	} else {
-		status := apierrors.NewInvalid(gk, req.Policy.Name, v.Denials).Status()
+		status := invalidStatus(gk, req.Policy.Name, v.Denials)
 		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 	}
 	resp.Warnings = capWarnings(v.Warnings)
