@@ -57,6 +57,10 @@ var (
 		Name: "policyattachment_live_read_errors_total",
 		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
 	})
+	judgesAgain = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_reviews_judged_again_total",
+		Help: "Allowed reviews judged a second time before their reservation, because the store changed while they were judged.",
+	})
 	reservationsExpired = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_reservations_expired_total",
 		Help: "Admitted policies whose watch event never came (another webhook or the API server rejected the write).",
@@ -88,6 +92,6 @@ func publishAudit(findings []rules.Finding, audited int, took time.Duration) {
 }
 
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, liveReadErrors, relaxedTotal, reviewTimeouts, handlerPanics,
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, judgesAgain, liveReadErrors, relaxedTotal, reviewTimeouts, handlerPanics,
 		auditFindings, auditPolicies, auditDuration, auditLastRun)
 }

@@ -15,10 +15,11 @@ import (
 // Store is the webhook's view of the cluster: an indexed rules.MemorySnapshot fed by
 // list and watch events (feed.go), each object parsed once on arrival. Reviews read it without copies.
 //
-// A policy review is judged and, when allowed, reserved in one critical section: the
-// allowed policy enters the snapshot at once, before the API server stores it and the
-// watch reports it. So `kubectl apply -f` of two conflicting policies rejects the second
-// every time, and two reviews in flight for one conflict key cannot both be admitted. A
+// A policy review, when allowed, is reserved: the allowed policy enters the snapshot at
+// once, before the API server stores it and the watch reports it. (Judge reaches the
+// verdict under the read lock and judges again under the write lock if anything changed
+// in between.) So `kubectl apply -f` of two conflicting policies rejects the second every
+// time, and two reviews in flight for one conflict key cannot both be admitted. A
 // reservation the watch never confirms (another webhook rejected the write) expires.
 type Store struct {
 	mu       sync.RWMutex
@@ -35,6 +36,13 @@ type Store struct {
 	forgotten map[policyID]forgottenPolicy
 	ready     atomic.Bool
 	now       func() time.Time
+	// generation counts the changes of everything a verdict reads (the snapshot, the
+	// reservations, the settings and the kind table); Judge compares it to know whether
+	// the verdict it reached under the read lock still holds when it reserves.
+	generation uint64
+	// beforeReserve, set by tests only, runs between a verdict and its reservation: where
+	// a watch event or another review can change the state.
+	beforeReserve func()
 	// changedAt is when the state last changed; impact annotations are "observed at" it, so
 	// a re-invoked mutation against the same state yields the same patch.
 	changedAt time.Time
@@ -64,6 +72,7 @@ func NewStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
 func (s *Store) UseSettings(settings *rules.Settings) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	s.settings = settings
 }
 
@@ -78,6 +87,7 @@ func (s *Store) Row(gk schema.GroupKind) (*rules.KindRow, bool) {
 func (s *Store) AddRow(row rules.KindRow) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	if _, ok := s.table.Lookup(row.GroupKind()); ok {
 		return nil // built-in and configured rows are more precise than discovered ones
 	}
@@ -85,31 +95,60 @@ func (s *Store) AddRow(row rules.KindRow) error {
 }
 
 // Judge evaluates a request and, when reserve is set and the write is allowed, reserves
-// the policy in the snapshot within the same critical section. It reports false, and
-// reserves nothing, when ctx ended first: the caller has already given up on the review.
+// the policy in the snapshot. It reports false, and reserves nothing, when ctx ended first:
+// the caller has already given up on the review.
+//
+// The verdict is reached under the read lock, so reviews are judged in parallel; only the
+// reservation takes the write lock. If anything changed in between (generation moved: a
+// watch event, another review's reservation), the review is judged again under the write
+// lock before it reserves, so two reviews in flight for one conflict key can never both be
+// admitted.
 func (s *Store) Judge(ctx context.Context, req rules.Request, reserve bool) (rules.Verdict, bool) {
 	if ctx.Err() != nil {
 		return rules.Verdict{}, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	req.Settings = s.settings
-	v := rules.Evaluate(req, s.snap)
+	s.mu.RLock()
+	judgedAt := s.generation
+	v := s.evaluate(req)
+	s.mu.RUnlock()
 	if ctx.Err() != nil {
 		return rules.Verdict{}, false
 	}
-	if reserve && v.Allowed() && req.Operation != rules.Delete && req.Policy != nil {
-		s.snap.PutPolicyUnfrozen(req.Policy)
-		s.reserved[idOf(req.Policy)] = s.now()
-		s.changedAt = s.now()
+	if !reserve || !v.Allowed() || req.Operation == rules.Delete || req.Policy == nil {
+		return v, true
 	}
+	if s.beforeReserve != nil {
+		s.beforeReserve()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.generation != judgedAt {
+		judgesAgain.Inc()
+		if v = s.evaluate(req); ctx.Err() != nil {
+			return rules.Verdict{}, false
+		}
+		if !v.Allowed() {
+			return v, true
+		}
+	}
+	s.generation++
+	s.snap.PutPolicyUnfrozen(req.Policy)
+	s.reserved[idOf(req.Policy)] = s.now()
+	s.changedAt = s.now()
 	return v, true
+}
+
+// evaluate judges a request against the snapshot; the caller holds s.mu.
+func (s *Store) evaluate(req rules.Request) rules.Verdict {
+	req.Settings = s.settings
+	return rules.Evaluate(req, s.snap)
 }
 
 // Upsert applies a watch add or update.
 func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	if row, ok := s.table.Lookup(gk); ok {
 		p := rules.NewPolicy(row, obj)
 		if f, ok := s.forgotten[idOf(p)]; ok {
@@ -131,6 +170,7 @@ func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	s.changedAt = s.now()
 	if _, ok := s.table.Lookup(gk); ok {
 		s.removePolicy(policyID{gk, namespace, name})
@@ -149,6 +189,7 @@ func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 func (s *Store) Forget(p *rules.Policy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	s.changedAt = s.now()
 	id := idOf(p)
 	s.removePolicy(id)
@@ -166,6 +207,7 @@ func (s *Store) removePolicy(id policyID) {
 func (s *Store) ExpireReservations() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	n := 0
 	for id, at := range s.deleting {
 		if s.now().Sub(at) > ReservationTTL {
@@ -200,6 +242,7 @@ func (s *Store) Predict(p *rules.Policy) rules.Impact {
 func (s *Store) MarkDeleting(gk schema.GroupKind, namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	s.deleting[policyID{gk, namespace, name}] = s.now()
 }
 

@@ -175,3 +175,34 @@ func TestStoreForgottenPoliciesExpire(t *testing.T) {
 	store.Upsert(btlsKind, withUID(t, btls("one"), "uid-1"))
 	assert.True(t, store.Has(btlsKind, "app", "one"), "past the TTL the event is applied")
 }
+
+// A conflicting policy that arrives between a review's verdict (reached under the read
+// lock) and its reservation is seen: the review is judged again and denied.
+func TestStoreJudgesAgainWhenTheStateChangedBeforeReserving(t *testing.T) {
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	v := &Validator{Store: store}
+	store.beforeReserve = func() {
+		store.beforeReserve = nil
+		store.Upsert(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, decodeJSON(t, btls("one")))
+	}
+	before := testutil.ToFloat64(judgesAgain)
+
+	second := v.Handle(context.Background(), review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("two")))
+
+	require.False(t, second.Allowed)
+	assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "two" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service app/b1 section https already has BackendTLSPolicy app/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, second.Result.Message)
+	assert.Equal(t, before+1, testutil.ToFloat64(judgesAgain))
+	assert.False(t, store.Has(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "two"), "a denied review reserves nothing")
+}
+
+// When nothing changed between verdict and reservation, the verdict stands as reached.
+func TestStoreReservesWithoutJudgingAgainWhenNothingChanged(t *testing.T) {
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	v := &Validator{Store: store}
+	before := testutil.ToFloat64(judgesAgain)
+
+	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("one"))).Allowed)
+
+	assert.Equal(t, before, testutil.ToFloat64(judgesAgain))
+	assert.True(t, store.Has(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "one"))
+}
