@@ -81,7 +81,7 @@ func (c ContextPath) appendKeys(keys []TargetKey) []TargetKey {
 		keys = append(keys, c.Route.Key())
 	}
 	if c.start <= depthRule && c.end >= depthRule {
-		if name := c.Route.Route.Rules[c.Rule].Name; name != "" {
+		if name := c.Route.Route.RuleName(c.Rule); name != "" {
 			k := c.Route.Key()
 			k.Section = name
 			keys = append(keys, k)
@@ -114,7 +114,7 @@ func (c ContextPath) Strings() []string {
 		out = append(out, c.Route.Kind+" "+c.Route.Namespace+"/"+c.Route.Name)
 	}
 	if c.start <= depthRule && c.end >= depthRule {
-		if name := c.Route.Route.Rules[c.Rule].Name; name != "" {
+		if name := c.Route.Route.RuleName(c.Rule); name != "" {
 			out = append(out, "Rule "+name)
 		} else {
 			out = append(out, "Rule "+strconv.Itoa(c.Rule))
@@ -282,8 +282,8 @@ func (w *walker) fromRoute(base ContextPath, route *Object, rule string, backend
 		w.emit(base)
 		return
 	}
-	for i, r := range route.Route.Rules {
-		if rule != "" && r.Name != rule {
+	for i := range route.Route.Rules {
+		if rule != "" && route.Route.RuleName(i) != rule {
 			continue
 		}
 		c := base
@@ -344,8 +344,8 @@ func (w *walker) direct(key TargetKey) {
 			return
 		}
 		w.end = depthRule
-		for i, r := range obj.Route.Rules {
-			if key.Section == "" || r.Name == key.Section {
+		for i := range obj.Route.Rules {
+			if key.Section == "" || obj.Route.RuleName(i) == key.Section {
 				c.Rule = i
 				w.emit(c)
 			}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -111,4 +112,45 @@ spec: {rules: [{}]}
 
 	ns := NewObject(CoreGroup, "Namespace", decode(t, `metadata: {name: apps}`))
 	assert.False(t, ns.HasSections())
+}
+
+func TestRuleNamesOfARoute(t *testing.T) {
+	route := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: r, namespace: apps}
+spec:
+  rules:
+  - name: read
+  - {}
+  - name: write
+  - name: read
+  - name: ""
+`))
+	var names []string
+	for i := range route.Route.Rules {
+		names = append(names, route.Route.RuleName(i))
+	}
+	assert.Equal(t, []string{"read", "", "write", "read", ""}, names, "by index, as written: unnamed and repeated rules keep their place")
+
+	same := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: same-template, namespace: other}
+spec: {rules: [{name: read}, {}, {name: write}, {name: read}, {name: ""}]}
+`))
+	assert.Equal(t, unsafe.StringData(route.Route.ruleNames), unsafe.StringData(same.Route.ruleNames), "routes made from one template share their names")
+
+	// Routes hold every rule of the cluster: a rule must be nothing the collector scans.
+	assert.Zero(t, pointerFields(reflect.TypeFor[RuleInfo]()))
+}
+
+// pointerFields counts the fields of a struct the garbage collector has to scan.
+func pointerFields(typ reflect.Type) int {
+	n := 0
+	for i := range typ.NumField() {
+		switch typ.Field(i).Type.Kind() {
+		case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int,
+			reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Bool:
+		default:
+			n++
+		}
+	}
+	return n
 }
