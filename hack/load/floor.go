@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/policyattachment/webhook/internal/synthetic"
 )
@@ -24,8 +27,9 @@ import (
 // tell what costs latency: a live heap of the snapshot's size, with pointers or without, and
 // garbage per review. BENCHMARKS.md ("Why p99 still misses") uses it.
 type floorShape struct {
-	heap    string // "", "objects" or "bytes"
-	garbage int    // 112-byte objects allocated per review
+	heap    string        // "", "objects" or "bytes"
+	garbage int           // 112-byte objects allocated per review
+	work    time.Duration // CPU spent per review
 }
 
 // serveFloor runs the floor server until the process is killed.
@@ -35,6 +39,7 @@ func serveFloor(certDir string, port int, shape floorShape) error {
 		return err
 	}
 	defer runtime.KeepAlive(heap)
+	spin := calibrateSpin(shape.work)
 	verdicts := map[uint64][]byte{}
 	for _, r := range synthetic.Reviews() {
 		verdicts[bodyHash(r.Body)] = []byte(fmt.Sprintf(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"00000000-0000-0000-0000-000000000001","allowed":%t}}`, r.Allowed))
@@ -45,6 +50,7 @@ func serveFloor(certDir string, port int, shape floorShape) error {
 			garbage = &heapNode{next: garbage}
 		}
 		runtime.KeepAlive(garbage)
+		spinSink.Add(spinFor(spin))
 		var buf bytes.Buffer
 		if _, err := io.Copy(&buf, req.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -74,6 +80,34 @@ func serveFloor(certDir string, port int, shape floorShape) error {
 	return srv.ListenAndServeTLS("", "")
 }
 
+// spinSink keeps the spinning loop's result alive, so the compiler cannot drop the loop.
+var spinSink atomic.Uint64
+
+// spinFor runs n rounds of a loop that only uses the CPU (no memory, no system calls).
+func spinFor(n int) uint64 {
+	x := uint64(n)
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
+
+// calibrateSpin returns how many rounds of spinFor take d of CPU, from the fastest of a few
+// timed runs at start-up (before any load: the fastest run is the one nothing interrupted).
+func calibrateSpin(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	const rounds = 1 << 20
+	fastest := time.Duration(1 << 62)
+	for range 20 {
+		start := time.Now()
+		spinSink.Add(spinFor(rounds))
+		fastest = min(fastest, time.Since(start))
+	}
+	return int(float64(rounds) * float64(d) / float64(fastest))
+}
+
 // heapNode is 112 bytes with pointers: the collector marks and scans each one.
 type heapNode struct {
 	next *heapNode
@@ -81,30 +115,47 @@ type heapNode struct {
 	pad  [88]byte
 }
 
-// floorHeap builds the live heap -floor-heap asks for: the synthetic snapshot's size
-// (BenchmarkGCWithSnapshot: 28.5 MiB in 260,500 objects) as objects the collector visits one by
-// one, or as one allocation it never scans.
+// floorHeap builds the live heap -floor-heap asks for: the size of the synthetic snapshot as
+// it was (BenchmarkGCWithSnapshot: 28.5 MiB in 260,500 objects) as objects the collector
+// visits one by one, or as one allocation it never scans.
 func floorHeap(kind string) (any, error) {
-	switch kind {
-	case "":
+	n, err := floorHeapObjects(kind)
+	switch {
+	case err != nil:
+		return nil, err
+	case kind == "":
 		return nil, nil
-	case "objects":
-		nodes := make([]*heapNode, 260_000)
-		for i := range nodes {
-			nodes[i] = &heapNode{name: "x"}
-			if i > 0 {
-				nodes[i].next = nodes[i-1]
-			}
-		}
-		return nodes, nil
-	case "bytes":
+	case kind == "bytes":
 		b := make([]byte, 28<<20)
 		for i := range b {
 			b[i] = 1 // touched, so it is resident as the snapshot is
 		}
 		return b, nil
 	}
-	return nil, fmt.Errorf("-floor-heap %q: want objects or bytes", kind)
+	nodes := make([]*heapNode, n)
+	for i := range nodes {
+		nodes[i] = &heapNode{name: "x"}
+		if i > 0 {
+			nodes[i].next = nodes[i-1]
+		}
+	}
+	return nodes, nil
+}
+
+// floorHeapObjects reads -floor-heap: "", "bytes", "objects" (260,000) or "objects=N", and
+// returns how many objects it asks for.
+func floorHeapObjects(kind string) (int, error) {
+	switch {
+	case kind == "" || kind == "bytes":
+		return 0, nil
+	case kind == "objects":
+		return 260_000, nil
+	case strings.HasPrefix(kind, "objects="):
+		if n, err := strconv.Atoi(strings.TrimPrefix(kind, "objects=")); err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("-floor-heap %q: want objects, objects=N (N > 0) or bytes", kind)
 }
 
 func bodyHash(b []byte) uint64 {

@@ -44,13 +44,14 @@ func main() {
 	flag.Var(&o.webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
 	flag.Float64Var(&o.rate, "rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")
 	flag.BoolVar(&o.floor, "floor", false, "drive a TLS server that does no admission work instead of the webhook: the floor of these figures on this machine")
-	flag.StringVar(&o.floorShape.heap, "floor-heap", "", "with -floor: keep a heap like the snapshot's in the floor server: `objects` (260,000 small objects with pointers, 28 MiB) or bytes (28 MiB the collector does not scan)")
+	flag.StringVar(&o.floorShape.heap, "floor-heap", "", "with -floor: keep a heap like the snapshot's in the floor server: `objects` (260,000 small objects with pointers, 28 MiB; objects=N for N of them) or bytes (28 MiB the collector does not scan)")
 	flag.IntVar(&o.floorShape.garbage, "floor-garbage", 0, "with -floor: allocate this many 112-byte objects per review (100 is 11 KiB), as the webhook's handlers do")
+	flag.DurationVar(&o.floorShape.work, "floor-work", 0, "with -floor: spend this much CPU per review (e.g. 35us, what the webhook spends above the floor), to tell the tail of CPU from the collector's")
 	floorCertDir := flag.String("serve-floor", "", "(internal) serve the floor with the certificate in this folder, on -floor-port")
 	floorPort := flag.Int("floor-port", 0, "(internal) the floor server's port")
 	flag.Parse()
-	if h := o.floorShape.heap; h != "" && h != "objects" && h != "bytes" {
-		fmt.Fprintf(os.Stderr, "load: -floor-heap %q: want objects or bytes\n", h)
+	if _, err := floorHeapObjects(o.floorShape.heap); err != nil {
+		fmt.Fprintf(os.Stderr, "load: %v\n", err)
 		os.Exit(2)
 	}
 	if *floorCertDir != "" {
@@ -84,7 +85,8 @@ type options struct {
 	webhookEnv            envFlag
 	// rate is the latency phase's reviews/s; 0 means half of the measured saturation.
 	rate float64
-	// floorShape is what the floor server keeps and allocates (-floor-heap, -floor-garbage).
+	// floorShape is what the floor server keeps, allocates and computes (-floor-heap,
+	// -floor-garbage, -floor-work).
 	floorShape floorShape
 }
 
@@ -152,7 +154,7 @@ func run(o options) error {
 	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, source...)
 	if floor {
 		args = []string{"-serve-floor", certDir, "-floor-port", strconv.Itoa(port),
-			"-floor-heap", o.floorShape.heap, "-floor-garbage", strconv.Itoa(o.floorShape.garbage)}
+			"-floor-heap", o.floorShape.heap, "-floor-garbage", strconv.Itoa(o.floorShape.garbage), "-floor-work", o.floorShape.work.String()}
 		fmt.Println("load: the floor: a TLS server that answers each review without admission work, in its own process")
 	}
 	profilePort := 0
