@@ -68,7 +68,7 @@ func Apply(root string, getenv func(string) string) int64 {
 // arrive during one make the latency tail, so half as many collections shorten it
 // (BENCHMARKS.md: p99 at 4,500 reviews/s 7.8-11.0 -> 6.6-7.9 ms) for more memory (peak RSS
 // 90 -> 117-124 MiB with the synthetic snapshot from files, 112 -> 140 MiB serving a cluster
-// holding it). Near the container's limit the soft limit (Apply) makes the runtime collect as
+// holding it; 96-99 and 115 MiB once stored policy specs became compact JSON). Near the container's limit the soft limit (Apply) makes the runtime collect as
 // often as it must, whatever the target.
 const DefaultGCPercent = 200
 
