@@ -156,6 +156,7 @@ func (s *MemorySnapshot) AddObject(o *Object) {
 	if old, ok := s.objects.get(o.Key()); ok {
 		s.indexObject(old, removeObject)
 	}
+	s.shareNames(o)
 	s.objects.put(o)
 	s.indexObject(o, appendObject)
 }

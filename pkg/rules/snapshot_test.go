@@ -101,7 +101,7 @@ spec: {rules: [{name: read}, {name: write}]}
 `))
 	assert.True(t, other.HasSection("write"))
 	assert.Equal(t, "read\x00write\x00", route.sections, "each name once, in order")
-	assert.Equal(t, unsafe.StringData(route.sections), unsafe.StringData(other.sections), "one copy of a list that repeats")
+	assert.Same(t, unsafe.StringData(route.sections), unsafe.StringData(other.sections), "one copy of a list that repeats")
 
 	unnamed := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
 metadata: {name: unnamed, namespace: apps}
@@ -135,7 +135,7 @@ spec:
 metadata: {name: same-template, namespace: other}
 spec: {rules: [{name: read}, {}, {name: write}, {name: read}, {name: ""}]}
 `))
-	assert.Equal(t, unsafe.StringData(route.Route.ruleNames), unsafe.StringData(same.Route.ruleNames), "routes made from one template share their names")
+	assert.Same(t, unsafe.StringData(route.Route.ruleNames), unsafe.StringData(same.Route.ruleNames), "routes made from one template share their names")
 
 	// Routes hold every rule of the cluster: a rule must be nothing the collector scans.
 	assert.Zero(t, pointerFields(reflect.TypeFor[RuleInfo]()))
@@ -153,4 +153,54 @@ func pointerFields(typ reflect.Type) int {
 		}
 	}
 	return n
+}
+
+func TestRoutesShareTheNamesOfTheObjectsTheyReference(t *testing.T) {
+	gatewayDoc := `
+metadata: {name: edge, namespace: infra}
+spec: {gatewayClassName: example, listeners: [{name: http, protocol: HTTP, port: 80}]}
+`
+	serviceDoc := `
+metadata: {name: shop, namespace: apps}
+spec: {ports: [{name: http, port: 80}]}
+`
+	routeDoc := func(name string) map[string]any {
+		return decode(t, `
+metadata: {name: `+name+`, namespace: apps}
+spec:
+  parentRefs: [{name: edge, namespace: infra}]
+  rules: [{backendRefs: [{name: shop, port: 80}]}]
+`)
+	}
+	snap := NewMemorySnapshot()
+	before := NewObject(GatewayGroup, "HTTPRoute", routeDoc("before")) // arrives first
+	snap.AddObject(before)
+	gateway := NewObject(GatewayGroup, "Gateway", decode(t, gatewayDoc))
+	snap.AddObject(gateway)
+	service := NewObject(CoreGroup, "Service", decode(t, serviceDoc))
+	snap.AddObject(service)
+	after := NewObject(GatewayGroup, "HTTPRoute", routeDoc("after")) // arrives last
+	snap.AddObject(after)
+
+	for _, route := range []*Object{before, after} {
+		assert.Same(t, unsafe.StringData(gateway.Name), unsafe.StringData(route.Route.ParentRefs[0].key.Name), "route %s: parent", route.Name)
+		assert.Same(t, unsafe.StringData(service.Name), unsafe.StringData(route.Route.backendKeys[0].Name), "route %s: backend", route.Name)
+	}
+	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByParent(gateway.Key()))
+	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByBackend(service.Key()))
+
+	// A new version of the Service: the routes follow it, and still find it.
+	newer := NewObject(CoreGroup, "Service", decode(t, serviceDoc))
+	snap.AddObject(newer)
+	assert.Same(t, unsafe.StringData(newer.Name), unsafe.StringData(before.Route.backendKeys[0].Name))
+	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByBackend(newer.Key()))
+
+	// A route naming what the snapshot does not hold keeps its own name.
+	orphan := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: orphan, namespace: apps}
+spec: {parentRefs: [{name: elsewhere}], rules: [{backendRefs: [{name: gone, port: 80}]}]}
+`))
+	snap.AddObject(orphan)
+	assert.Equal(t, "elsewhere", orphan.Route.ParentRefs[0].key.Name)
+	assert.Equal(t, "gone", orphan.Route.backendKeys[0].Name)
 }
