@@ -77,8 +77,8 @@ func TestHashKeyTellsEveryFieldApart(t *testing.T) {
 		"equal keys hash alike")
 }
 
-func TestSectionsOfAnObject(t *testing.T) {
-	route := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+// routeWithEveryKindOfRuleName has named, repeated, unnamed and empty-named rules.
+const routeWithEveryKindOfRuleName = `
 metadata: {name: r, namespace: apps}
 spec:
   rules:
@@ -87,7 +87,10 @@ spec:
   - name: read
   - {}
   - name: ""
-`))
+`
+
+func TestSectionsOfAnObject(t *testing.T) {
+	route := NewObject(GatewayGroup, "HTTPRoute", decode(t, routeWithEveryKindOfRuleName))
 	assert.True(t, route.HasSections())
 	assert.True(t, route.HasSection("read"))
 	assert.True(t, route.HasSection("write"))
@@ -115,25 +118,16 @@ spec: {rules: [{}]}
 }
 
 func TestRuleNamesOfARoute(t *testing.T) {
-	route := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
-metadata: {name: r, namespace: apps}
-spec:
-  rules:
-  - name: read
-  - {}
-  - name: write
-  - name: read
-  - name: ""
-`))
+	route := NewObject(GatewayGroup, "HTTPRoute", decode(t, routeWithEveryKindOfRuleName))
 	var names []string
 	for i := range route.Route.Rules {
 		names = append(names, route.Route.RuleName(i))
 	}
-	assert.Equal(t, []string{"read", "", "write", "read", ""}, names, "by index, as written: unnamed and repeated rules keep their place")
+	assert.Equal(t, []string{"read", "write", "read", "", ""}, names, "by index, as written: unnamed and repeated rules keep their place")
 
 	same := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
 metadata: {name: same-template, namespace: other}
-spec: {rules: [{name: read}, {}, {name: write}, {name: read}, {name: ""}]}
+spec: {rules: [{name: read}, {name: write}, {name: read}, {}, {name: ""}]}
 `))
 	assert.Same(t, unsafe.StringData(route.Route.ruleNames), unsafe.StringData(same.Route.ruleNames), "routes made from one template share their names")
 

@@ -75,26 +75,3 @@ func TestSpecJSONCannotHoldStaysGeneric(t *testing.T) {
 	assert.Empty(t, p.storedSpec)
 	assert.Contains(t, p.Spec(), "weight")
 }
-
-func TestStoredPolicyStillConflicts(t *testing.T) {
-	// The same-level conflict rule reads the stored policy's spec from its compact JSON,
-	// numbers and all (the stored limit is a float64 after the round trip, the judged one
-	// an int64 from YAML).
-	table := BuiltinKindTable()
-	snap := world(t, table, rateLimitWithEverything)
-	v := judge(t, table, snap, `
-apiVersion: kuadrant.io/v1
-kind: RateLimitPolicy
-metadata: {name: other-limits, namespace: apps, creationTimestamp: "2030-01-01T00:00:00Z"}
-spec:
-  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: shop}
-  defaults:
-    strategy: merge
-    limits:
-      per-user:
-        rates: [{limit: 20, window: 1m}]
-`)
-	require.Len(t, v.Denials, 1)
-	assert.Equal(t, ReasonConflicted, ReasonOf(v.Denials[0]))
-	assert.Equal(t, "spec.defaults.limits.per-user", v.Denials[0].Field)
-}
