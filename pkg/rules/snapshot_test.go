@@ -2,11 +2,13 @@ package rules
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestObjectTableStoresReplacesAndRemoves(t *testing.T) {
@@ -197,4 +199,61 @@ spec: {parentRefs: [{name: elsewhere}], rules: [{backendRefs: [{name: gone, port
 	snap.AddObject(orphan)
 	assert.Equal(t, "elsewhere", orphan.Route.ParentRefs[0].key.Name)
 	assert.Equal(t, "gone", orphan.Route.backendKeys[0].Name)
+}
+
+func TestTopologyListsOfEveryLength(t *testing.T) {
+	// The first parentRef, the first backend and the first two ports live in the object's
+	// own allocation; longer lists move out. Every length must read back as written, and
+	// every list is clipped, so an append can never write into another list's room.
+	one := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: one, namespace: apps}
+spec: {parentRefs: [{name: a}], rules: [{backendRefs: [{name: s1, port: 80}, {name: s1, port: 81}]}]}
+`))
+	three := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: three, namespace: apps}
+spec:
+  parentRefs: [{name: a}, {name: b, sectionName: http}, {name: c, port: 8080}]
+  rules: [{backendRefs: [{name: s1}, {name: s2}]}, {backendRefs: [{name: s3}]}]
+`))
+	none := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
+metadata: {name: none, namespace: apps}
+spec: {rules: [{}]}
+`))
+	parents := func(o *Object) (out []string) {
+		for _, p := range o.Route.ParentRefs {
+			out = append(out, p.Key().Name+"/"+p.SectionName+"/"+strconv.FormatInt(p.Port, 10))
+		}
+		return out
+	}
+	backends := func(o *Object) (out []string) {
+		for b := range o.Route.AllBackends() {
+			out = append(out, b.Key().Name+":"+strconv.FormatInt(b.Port, 10))
+		}
+		return out
+	}
+	assert.Equal(t, []string{"a//0"}, parents(one))
+	assert.Equal(t, []string{"s1:80", "s1:81"}, backends(one))
+	assert.Equal(t, []string{"a//0", "b/http/0", "c//8080"}, parents(three))
+	assert.Equal(t, []string{"s1:0", "s2:0", "s3:0"}, backends(three))
+	assert.Empty(t, parents(none))
+	assert.Empty(t, backends(none))
+
+	ports := func(doc string) []PortInfo {
+		return NewObject(CoreGroup, "Service", decode(t, `metadata: {name: s, namespace: apps}
+spec: {ports: `+doc+`}`)).Service.Ports
+	}
+	assert.Empty(t, ports(`[]`))
+	assert.Equal(t, []PortInfo{{Name: "http", Port: 80}, {Name: "https", Port: 443}}, ports(`[{name: http, port: 80}, {name: https, port: 443}]`))
+	assert.Equal(t, []PortInfo{{Name: "a", Port: 1}, {Name: "b", Port: 2}, {Name: "c", Port: 3}}, ports(`[{name: a, port: 1}, {name: b, port: 2}, {name: c, port: 3}]`))
+
+	for _, o := range []*Object{one, three, none} {
+		assert.Equal(t, len(o.Route.ParentRefs), cap(o.Route.ParentRefs), "route %s: parentRefs clipped", o.Name)
+		assert.Equal(t, len(o.Route.backendKeys), cap(o.Route.backendKeys), "route %s: backends clipped", o.Name)
+	}
+	svc := ports(`[{name: http, port: 80}]`)
+	assert.Equal(t, len(svc), cap(svc), "ports clipped")
+
+	// A route or Service and its topology are one allocation.
+	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { allocObject(schema.GroupKind{Group: GatewayGroup, Kind: "HTTPRoute"}) }))
+	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { allocObject(schema.GroupKind{Kind: "Service"}) }))
 }

@@ -140,11 +140,34 @@ func allocObject(gk schema.GroupKind) *Object {
 	case gk.Group == GatewayGroup && (gk.Kind == "Gateway" || gk.Kind == "ListenerSet"):
 		return &Object{}
 	case info.Level == LevelRoute:
-		return allocWith(func(o *Object, r *RouteInfo) { o.Route = r })
+		return allocWith(func(o *Object, t *routeTopology) {
+			t.ParentRefs, t.backendKeys = t.firstParent[:0], t.firstBackend[:0]
+			o.Route = &t.RouteInfo
+		})
 	case info.Level == LevelBackend:
-		return allocWith(func(o *Object, svc *ServiceInfo) { o.Service = svc })
+		return allocWith(func(o *Object, t *serviceTopology) {
+			t.Ports = t.firstPorts[:0]
+			o.Service = &t.ServiceInfo
+		})
 	}
 	return &Object{}
+}
+
+// routeTopology is a route's topology with room for its first parentRef and its first
+// distinct backend, and serviceTopology a Service's with room for two ports: most routes
+// have one of each, most Services one or two ports, and their own small arrays were two
+// more objects per route and one per Service for the collector to visit on every cycle.
+// The slices start in that room; a longer list moves out of it as append does. parseTopology
+// clips each list to its length, so nothing appended later can write into the room.
+type routeTopology struct {
+	RouteInfo
+	firstParent  [1]ParentRef
+	firstBackend [1]TargetKey
+}
+
+type serviceTopology struct {
+	ServiceInfo
+	firstPorts [2]PortInfo
 }
 
 // allocWith allocates an object and its topology T together; attach points the object at it.
@@ -206,11 +229,13 @@ func (o *Object) parseTopology(raw map[string]any) {
 			r.Rules = append(r.Rules, ri)
 		}
 		r.ruleNames = intern(names.String())
-		r.backendKeys = slices.Clip(r.backendKeys) // kept for the life of the process
+		// Kept for the life of the process, and clipped (see routeTopology).
+		r.ParentRefs, r.backendKeys = slices.Clip(r.ParentRefs), slices.Clip(r.backendKeys)
 	case info.Level == LevelBackend:
 		for _, p := range list(spec["ports"]) {
 			o.Service.Ports = append(o.Service.Ports, PortInfo{Name: intern(str(p["name"])), Port: num(p["port"])})
 		}
+		o.Service.Ports = slices.Clip(o.Service.Ports) // see serviceTopology
 	}
 }
 
