@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -111,7 +112,7 @@ func (p *Policy) TooManyTargetRefs() bool { return len(p.TargetRefs) > p.Row.Max
 // NewPolicy decodes a policy object (generic JSON, as from an AdmissionReview) for row.
 // It never fails: shape problems are kept and reported by the target reference rule.
 func NewPolicy(row *KindRow, obj map[string]any) *Policy {
-	p := &Policy{Row: row}
+	p := newPolicy(row)
 	meta, _ := obj["metadata"].(map[string]any)
 	p.Namespace, _ = meta["namespace"].(string)
 	p.Name, _ = meta["name"].(string)
@@ -129,7 +130,24 @@ func NewPolicy(row *KindRow, obj map[string]any) *Policy {
 		p.decodeErrs = append(p.decodeErrs, field.Invalid(specPath, describe(spec), "must be an object"))
 	}
 	p.decodeTargetRefs()
+	p.TargetRefs = slices.Clip(p.TargetRefs) // see policyWithRef
 	return p
+}
+
+// policyWithRef is a policy with room for its first target reference: most policies have
+// one, and its own one-entry array was one more object per policy for the collector to visit
+// on every cycle (and one more allocation per review). A longer list moves out as append
+// does; NewPolicy clips the list, so nothing appended later can write into the room.
+type policyWithRef struct {
+	Policy
+	firstRef [1]TargetRef
+}
+
+func newPolicy(row *KindRow) *Policy {
+	both := &policyWithRef{}
+	both.Row = row
+	both.TargetRefs = both.firstRef[:0]
+	return &both.Policy
 }
 
 // Spec returns the policy's spec as generic JSON. A stored policy keeps its spec as compact
