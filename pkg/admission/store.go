@@ -36,9 +36,11 @@ type Store struct {
 	forgotten map[policyID]forgottenPolicy
 	ready     atomic.Bool
 	now       func() time.Time
-	// generation counts the changes of everything a verdict reads (the snapshot, the
-	// reservations, the settings and the kind table); Judge compares it to know whether
-	// the verdict it reached under the read lock still holds when it reserves.
+	// generation counts the changes of what a verdict reads (the snapshot, reservations
+	// included, the settings and the kind table); Judge compares it to know whether the
+	// verdict it reached under the read lock still holds when it reserves. Writes that change
+	// none of those (the deletion marks, a periodic expiry that found nothing) leave it, so a
+	// review is judged again only when the state it was judged on did change.
 	generation uint64
 	// beforeReserve, set by tests only, runs between a verdict and its reservation: where
 	// a watch event or another review can change the state.
@@ -87,10 +89,10 @@ func (s *Store) Row(gk schema.GroupKind) (*rules.KindRow, bool) {
 func (s *Store) AddRow(row rules.KindRow) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.generation++
 	if _, ok := s.table.Lookup(row.GroupKind()); ok {
 		return nil // built-in and configured rows are more precise than discovered ones
 	}
+	s.generation++
 	return s.table.Put(row)
 }
 
@@ -207,7 +209,6 @@ func (s *Store) removePolicy(id policyID) {
 func (s *Store) ExpireReservations() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.generation++
 	n := 0
 	for id, at := range s.deleting {
 		if s.now().Sub(at) > ReservationTTL {
@@ -226,6 +227,9 @@ func (s *Store) ExpireReservations() int {
 			n++
 		}
 	}
+	if n > 0 {
+		s.generation++
+	}
 	return n
 }
 
@@ -242,7 +246,6 @@ func (s *Store) Predict(p *rules.Policy) rules.Impact {
 func (s *Store) MarkDeleting(gk schema.GroupKind, namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.generation++
 	s.deleting[policyID{gk, namespace, name}] = s.now()
 }
 

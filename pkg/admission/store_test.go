@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,14 +196,43 @@ func TestStoreJudgesAgainWhenTheStateChangedBeforeReserving(t *testing.T) {
 	assert.False(t, store.Has(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "two"), "a denied review reserves nothing")
 }
 
-// When nothing changed between verdict and reservation, the verdict stands as reached.
+// When nothing a verdict reads changed between verdict and reservation, the verdict stands
+// as reached: the periodic expiry that finds nothing to expire, and a deletion mark, are
+// writes that change nothing a verdict reads.
 func TestStoreReservesWithoutJudgingAgainWhenNothingChanged(t *testing.T) {
 	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
 	v := &Validator{Store: store}
+	store.beforeReserve = func() {
+		store.beforeReserve = nil
+		assert.Zero(t, store.ExpireReservations())
+		store.MarkDeleting(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "elsewhere")
+	}
 	before := testutil.ToFloat64(judgesAgain)
 
 	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("one"))).Allowed)
 
 	assert.Equal(t, before, testutil.ToFloat64(judgesAgain))
 	assert.True(t, store.Has(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "one"))
+}
+
+// An expiry that does drop a reservation changes what the verdict read: judged again.
+func TestStoreJudgesAgainWhenAReservationExpiredBeforeReserving(t *testing.T) {
+	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	clock := time.Unix(0, 0)
+	store.now = func() time.Time { return clock }
+	v := &Validator{Store: store}
+	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("old"))).Allowed)
+	store.beforeReserve = func() {
+		store.beforeReserve = nil
+		clock = clock.Add(ReservationTTL + time.Second)
+		assert.Equal(t, 1, store.ExpireReservations())
+	}
+	before := testutil.ToFloat64(judgesAgain)
+
+	// "other" targets another Service, so it is allowed either way; what is checked is
+	// that the expiry counts as a change.
+	other := strings.ReplaceAll(btls("other"), `"name": "b1"`, `"name": "b2"`)
+	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", other)).Allowed)
+
+	assert.Equal(t, before+1, testutil.ToFloat64(judgesAgain))
 }
