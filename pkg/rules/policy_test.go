@@ -2,6 +2,7 @@ package rules
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -32,6 +33,14 @@ spec: `+spec)
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: a}
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: b}
   - {group: gateway.networking.k8s.io, kind: Gateway, name: c}`))
+
+	// The first reference is in the policy's own room.
+	p := policyOf(t, table, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: apps}
+spec: {targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: a}}`)
+	assert.Same(t, &(*policyWithRef)(unsafe.Pointer(p)).firstRef[0], &p.TargetRefs[0])
 
 	// A policy and its first reference are one allocation.
 	row := mustRow(t, table, "policies.controller.io", "ColorPolicy")

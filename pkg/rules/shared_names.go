@@ -10,7 +10,12 @@ package rules
 
 // shareNames makes a route's references use the names of the objects the snapshot holds,
 // and the references of the routes already stored use the name of o, which is being added.
-// It runs under the snapshot's write access, before o is indexed.
+// It runs under the snapshot's write access, before o is indexed. It is the one place that
+// changes an object already in the snapshot, in place: like the snapshot's maps, a stored
+// route's references may then be read only under the same access that excludes writes (the
+// Store's lock; the walks that read them run inside it, and what they return to callers
+// holds copies). The race detector runs the integration suite, where watch events arrive
+// while reviews are judged, without a report.
 func (s *MemorySnapshot) shareNames(o *Object) {
 	if r := o.Route; r != nil {
 		for i := range r.ParentRefs {

@@ -253,6 +253,14 @@ spec: {ports: `+doc+`}`)).Service.Ports
 	svc := ports(`[{name: http, port: 80}]`)
 	assert.Equal(t, len(svc), cap(svc), "ports clipped")
 
+	// The short lists are in the room of the object's own allocation (allocWith puts the
+	// topology right after the Object; RouteInfo and ServiceInfo open their room structs).
+	assert.Same(t, &(*routeTopology)(unsafe.Pointer(one.Route)).firstParent[0], &one.Route.ParentRefs[0])
+	assert.Same(t, &(*routeTopology)(unsafe.Pointer(one.Route)).firstBackend[0], &one.Route.backendKeys[0])
+	two := NewObject(CoreGroup, "Service", decode(t, `metadata: {name: s, namespace: apps}
+spec: {ports: [{name: http, port: 80}, {name: https, port: 443}]}`))
+	assert.Same(t, &(*serviceTopology)(unsafe.Pointer(two.Service)).firstPorts[1], &two.Service.Ports[1])
+
 	// A route or Service and its topology are one allocation.
 	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { allocObject(schema.GroupKind{Group: GatewayGroup, Kind: "HTTPRoute"}) }))
 	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { allocObject(schema.GroupKind{Kind: "Service"}) }))
