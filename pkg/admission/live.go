@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -52,7 +53,7 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 		names := &metav1.PartialObjectMetadataList{}
 		names.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := v.Live.List(ctx, names, client.InNamespace(ns)); err != nil {
-			liveReadErrors.Inc()
+			liveReadFailed(ctx, err, "list", gvk, ns, "")
 			return // judged on the cache; the watch catches up
 		}
 		for i := range names.Items {
@@ -63,7 +64,9 @@ func (v *Validator) confirmFromAPIServer(ctx context.Context, gvk schema.GroupVe
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(gvk)
 			if err := v.Live.Get(ctx, client.ObjectKey{Namespace: item.Namespace, Name: item.Name}, u); err != nil {
-				liveReadErrors.Inc()
+				if !apierrors.IsNotFound(err) { // deleted since the list: nothing to add
+					liveReadFailed(ctx, err, "get", gvk, item.Namespace, item.Name)
+				}
 				continue
 			}
 			v.Store.Upsert(gvk.GroupKind(), u.Object)
@@ -114,13 +117,23 @@ func (v *Validator) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind
 		switch {
 		case apierrors.IsNotFound(err), err == nil && u.GetDeletionTimestamp() != nil:
 			v.Store.Forget(q)
+			liveReadDropped.Inc()
 			dropped = true
 		case err != nil:
-			liveReadErrors.Inc()
+			liveReadFailed(ctx, err, "get", gvk, q.Namespace, q.Name)
 			return dropped
 		}
 	}
 	return dropped
+}
+
+// liveReadFailed counts and logs a live read that failed: the review is then judged on
+// the cache, which may still hold a policy already deleted (a Conflicted denial naming it)
+// or lack one just admitted through another replica.
+func liveReadFailed(ctx context.Context, err error, verb string, gvk schema.GroupVersionKind, namespace, name string) {
+	liveReadErrors.Inc()
+	logf.FromContext(ctx).Error(err, "live read of the API server failed; judging on the cache",
+		"verb", verb, "kind", gvk.Kind, "namespace", namespace, "name", name)
 }
 
 func hasReason(v rules.Verdict, reason string) bool {

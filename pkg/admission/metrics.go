@@ -57,6 +57,10 @@ var (
 		Name: "policyattachment_live_read_errors_total",
 		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
 	})
+	liveReadDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_live_read_dropped_total",
+		Help: "Policies a live read found deleted while the cache still held them; the review was judged again without them.",
+	})
 	judgesAgain = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_reviews_judged_again_total",
 		Help: "Allowed reviews judged a second time before their reservation, because the store changed while they were judged.",
@@ -92,6 +96,6 @@ func publishAudit(findings []rules.Finding, audited int, took time.Duration) {
 }
 
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, judgesAgain, liveReadErrors, relaxedTotal, reviewTimeouts, handlerPanics,
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, judgesAgain, liveReadErrors, liveReadDropped, relaxedTotal, reviewTimeouts, handlerPanics,
 		auditFindings, auditPolicies, auditDuration, auditLastRun)
 }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
@@ -107,7 +108,7 @@ spec:
 	const runs = 100
 	for i := 0; i < runs; i++ {
 		first, second := policy(fmt.Sprintf("first-%d", i)), policy(fmt.Sprintf("second-%d", i))
-		require.NoError(t, cl.Create(ctx, first), "run %d", i)
+		require.NoError(t, cl.Create(ctx, first), "run %d (%s)", i, liveReadCounters(t))
 		err := cl.Create(ctx, second)
 		want := fmt.Sprintf(`admission webhook "validate.policyattachment.io" denied the request: BackendTLSPolicy.gateway.networking.k8s.io "second-%d" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service sequential/b1 section https already has BackendTLSPolicy sequential/first-%d; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, i, i)
 		if denial(err) == want {
@@ -115,7 +116,7 @@ spec:
 		} else if err == nil {
 			require.NoError(t, cl.Delete(ctx, second))
 		} else {
-			t.Errorf("run %d: %v", i, err)
+			t.Errorf("run %d: %v (%s)", i, err, liveReadCounters(t))
 		}
 		require.NoError(t, cl.Delete(ctx, first))
 	}
@@ -398,15 +399,68 @@ spec:
 	second := first.DeepCopy()
 	second.SetName("second")
 	second.SetResourceVersion("")
-	raw, err := json.Marshal(second.Object)
-	require.NoError(t, err)
-	resp := replica.Handle(ctx, ctrladmission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-		UID: "1", Operation: admissionv1.Create, Namespace: "replicas", Name: "second",
-		Kind:   metav1.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "BackendTLSPolicy"},
-		Object: runtime.RawExtension{Raw: raw},
-	}})
+	resp := reviewCreate(t, replica, second)
 	require.False(t, resp.Allowed)
 	assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service replicas/b1 section https already has BackendTLSPolicy replicas/first; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, resp.Result.Message)
+}
+
+// reviewCreate hands a CREATE review of obj straight to a validator, as the API server would.
+func reviewCreate(t *testing.T, v *admission.Validator, obj *unstructured.Unstructured) ctrladmission.Response {
+	t.Helper()
+	raw, err := json.Marshal(obj.Object)
+	require.NoError(t, err)
+	gvk := obj.GroupVersionKind()
+	return v.Handle(context.Background(), ctrladmission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "1", Operation: admissionv1.Create, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		Kind:   metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+		Object: runtime.RawExtension{Raw: raw},
+	}})
+}
+
+// TestLiveReadDropsDeletedPolicy: a replica's cache still holds a policy the API server no
+// longer has (its watch is behind). The conflict it would cause is verified live, the
+// policy is dropped, and the review is admitted. When the live read fails, the review is
+// judged on the cache: the denial stands, and the failure is counted.
+func TestLiveReadDropsDeletedPolicy(t *testing.T) {
+	ghost := object(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: ghost, namespace: gone, uid: 6f1c0e4e-0000-4000-8000-000000000001}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
+  validation: {hostname: b1.gone.svc, wellKnownCACertificates: System}`)
+	newcomer := ghost.DeepCopy()
+	newcomer.SetName("newcomer")
+	newcomer.SetUID("")
+	replica := func(live client.Reader) *admission.Validator {
+		store := admission.NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+		store.Upsert(ghost.GroupVersionKind().GroupKind(), ghost.DeepCopy().Object)
+		store.SetReady()
+		return &admission.Validator{Store: store, Live: live}
+	}
+	reader, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+
+	t.Run("deleted policy dropped", func(t *testing.T) {
+		dropped, failed := counter(t, "policyattachment_live_read_dropped_total"), counter(t, "policyattachment_live_read_errors_total")
+		resp := reviewCreate(t, replica(reader), newcomer)
+		assert.True(t, resp.Allowed, "%+v", resp.Result)
+		assert.Equal(t, dropped+1, counter(t, "policyattachment_live_read_dropped_total"))
+		assert.Equal(t, failed, counter(t, "policyattachment_live_read_errors_total"))
+	})
+	t.Run("live read fails", func(t *testing.T) {
+		// A real client whose API server is not there: every read fails at once.
+		down := rest.CopyConfig(cfg)
+		down.Host = "https://127.0.0.1:1"
+		unreachable, err := client.New(down, client.Options{Mapper: reader.RESTMapper()})
+		require.NoError(t, err)
+		dropped, failed := counter(t, "policyattachment_live_read_dropped_total"), counter(t, "policyattachment_live_read_errors_total")
+		resp := reviewCreate(t, replica(unreachable), newcomer)
+		require.False(t, resp.Allowed)
+		assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "newcomer" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service gone/b1 section https already has BackendTLSPolicy gone/ghost; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, resp.Result.Message)
+		assert.Equal(t, dropped, counter(t, "policyattachment_live_read_dropped_total"))
+		assert.Equal(t, failed+1, counter(t, "policyattachment_live_read_errors_total"))
+	})
 }
 
 // TestConcurrentPair sends two conflicting policies at once through the API server, 20
