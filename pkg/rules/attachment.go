@@ -17,7 +17,7 @@ import (
 // ListenerSet of gw).
 func (w *walker) attaches(route, owner, gw *Object, l ListenerInfo) bool {
 	selected := false
-	for _, p := range route.Route.ParentRefs {
+	for p := range route.Route.ParentRefs() {
 		if p.Key() != owner.Key() {
 			continue
 		}

@@ -250,7 +250,7 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 // viaParents walks up from a route to every listener it attaches to, then down its rules.
 func (w *walker) viaParents(route *Object, rule string, backend *TargetKey) {
 	seen := map[TargetKey]bool{}
-	for _, p := range route.Route.ParentRefs {
+	for p := range route.Route.ParentRefs() {
 		key := p.Key()
 		if seen[key] {
 			continue

@@ -156,7 +156,6 @@ func (s *MemorySnapshot) AddObject(o *Object) {
 	if old, ok := s.objects.get(o.Key()); ok {
 		s.indexObject(old, removeObject)
 	}
-	s.shareNames(o)
 	s.objects.put(o)
 	s.indexObject(o, appendObject)
 }
@@ -177,7 +176,7 @@ func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*O
 	switch {
 	case o.Route != nil:
 		seen := map[TargetKey]bool{}
-		for _, p := range o.Route.ParentRefs {
+		for p := range o.Route.ParentRefs() {
 			if key := p.Key(); !seen[key] {
 				seen[key] = true
 				h := hashKey(key)

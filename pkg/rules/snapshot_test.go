@@ -2,7 +2,9 @@ package rules
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -131,27 +133,47 @@ func TestRuleNamesOfARoute(t *testing.T) {
 metadata: {name: same-template, namespace: other}
 spec: {rules: [{name: read}, {name: write}, {name: read}, {}, {name: ""}]}
 `))
-	assert.Same(t, unsafe.StringData(route.Route.ruleNames), unsafe.StringData(same.Route.ruleNames), "routes made from one template share their names")
+	assert.Equal(t, []string{"read", "write", "read", "", ""}, []string{same.Route.RuleName(0), same.Route.RuleName(1), same.Route.RuleName(2), same.Route.RuleName(3), same.Route.RuleName(4)})
+	assert.Equal(t, "same-template", same.Name)
+	inText(t, same, same.Name, same.Route.RuleName(0), same.Route.RuleName(1))
 
 	// Routes hold every rule of the cluster: a rule must be nothing the collector scans.
-	assert.Zero(t, pointerFields(reflect.TypeFor[RuleInfo]()))
+	assert.Zero(t, pointerWords(reflect.TypeFor[RuleInfo]()))
 }
 
-// pointerFields counts the fields of a struct the garbage collector has to scan.
-func pointerFields(typ reflect.Type) int {
-	n := 0
-	for i := range typ.NumField() {
-		switch typ.Field(i).Type.Kind() {
-		case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int,
-			reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Bool:
-		default:
-			n++
+// pointerWords counts the words of a type the garbage collector reads as pointers: the
+// cost of one value of it in every cycle's marking, whatever those words point at.
+func pointerWords(typ reflect.Type) int {
+	switch typ.Kind() {
+	case reflect.String, reflect.Slice, reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return 1
+	case reflect.Interface:
+		return 2
+	case reflect.Array:
+		return typ.Len() * pointerWords(typ.Elem())
+	case reflect.Struct:
+		n := 0
+		for i := range typ.NumField() {
+			n += pointerWords(typ.Field(i).Type)
 		}
+		return n
 	}
-	return n
+	return 0
 }
 
-func TestRoutesShareTheNamesOfTheObjectsTheyReference(t *testing.T) {
+func TestPointerWordsOfAStoredRoute(t *testing.T) {
+	// A snapshot holds tens of thousands of routes: their pointer words are most of what the
+	// collector reads on every cycle. References are spans of the route's text: with
+	// TargetKeys, a route with one parent and one backend was 26 words.
+	assert.Zero(t, pointerWords(reflect.TypeFor[parentRef]()))
+	assert.Zero(t, pointerWords(reflect.TypeFor[backendIndex]()))
+	assert.Equal(t, 15, pointerWords(reflect.TypeFor[struct {
+		Object
+		routeTopology
+	}]()))
+}
+
+func TestRouteReferencesReadBackFromItsText(t *testing.T) {
 	gatewayDoc := `
 metadata: {name: edge, namespace: infra}
 spec: {gatewayClassName: example, listeners: [{name: http, protocol: HTTP, port: 80}]}
@@ -164,7 +186,7 @@ spec: {ports: [{name: http, port: 80}]}
 		return decode(t, `
 metadata: {name: `+name+`, namespace: apps}
 spec:
-  parentRefs: [{name: edge, namespace: infra}]
+  parentRefs: [{name: edge, namespace: infra, sectionName: http}]
   rules: [{backendRefs: [{name: shop, port: 80}]}]
 `)
 	}
@@ -179,26 +201,56 @@ spec:
 	snap.AddObject(after)
 
 	for _, route := range []*Object{before, after} {
-		assert.Same(t, unsafe.StringData(gateway.Name), unsafe.StringData(route.Route.ParentRefs[0].key.Name), "route %s: parent", route.Name)
-		assert.Same(t, unsafe.StringData(service.Name), unsafe.StringData(route.Route.backendKeys[0].Name), "route %s: backend", route.Name)
+		assert.Equal(t, []ParentRef{{key: gateway.Key(), SectionName: "http"}}, slices.Collect(route.Route.ParentRefs()), "route %s", route.Name)
+		assert.Equal(t, []BackendRef{{key: service.Key(), Port: 80}}, slices.Collect(route.Route.AllBackends()), "route %s", route.Name)
+		// What they read back are slices of the route's one text, as is its name.
+		parent, backend := slices.Collect(route.Route.ParentRefs())[0], slices.Collect(route.Route.AllBackends())[0]
+		inText(t, route, route.Name, parent.key.Name, parent.key.Namespace, parent.SectionName, backend.key.Name, backend.key.Kind)
 	}
 	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByParent(gateway.Key()))
 	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByBackend(service.Key()))
 
-	// A new version of the Service: the routes follow it, and still find it.
+	// A new version of the Service: the routes still find it.
 	newer := NewObject(CoreGroup, "Service", decode(t, serviceDoc))
 	snap.AddObject(newer)
-	assert.Same(t, unsafe.StringData(newer.Name), unsafe.StringData(before.Route.backendKeys[0].Name))
 	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByBackend(newer.Key()))
 
-	// A route naming what the snapshot does not hold keeps its own name.
+	// A route naming what the snapshot does not hold keeps the names it wrote.
 	orphan := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
 metadata: {name: orphan, namespace: apps}
 spec: {parentRefs: [{name: elsewhere}], rules: [{backendRefs: [{name: gone, port: 80}]}]}
 `))
 	snap.AddObject(orphan)
-	assert.Equal(t, "elsewhere", orphan.Route.ParentRefs[0].key.Name)
-	assert.Equal(t, "gone", orphan.Route.backendKeys[0].Name)
+	assert.Equal(t, []ParentRef{{key: TargetKey{Group: GatewayGroup, Kind: "Gateway", Namespace: "apps", Name: "elsewhere"}}}, slices.Collect(orphan.Route.ParentRefs()))
+	assert.Equal(t, []BackendRef{{key: TargetKey{Group: CoreGroup, Kind: "Service", Namespace: "apps", Name: "gone"}, Port: 80}}, slices.Collect(orphan.Route.AllBackends()))
+}
+
+// inText asserts that each non-empty string lies in the route's text (RouteInfo).
+func inText(t *testing.T, route *Object, strs ...string) {
+	t.Helper()
+	from := uintptr(unsafe.Pointer(unsafe.StringData(route.Route.text)))
+	to := from + uintptr(len(route.Route.text))
+	for _, s := range strs {
+		require.NotEmpty(t, s)
+		at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		assert.True(t, at >= from && at+uintptr(len(s)) <= to, "%q is not in the text of route %s", s, route.Name)
+	}
+}
+
+func TestPackedKeysRoundTrip(t *testing.T) {
+	long := strings.Repeat("x", 300) // a length of two varint bytes
+	for _, k := range []TargetKey{
+		{},
+		{Group: GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "edge", Section: "http"},
+		{Kind: "Service", Namespace: "apps", Name: "shop"},
+		{Group: "a\x00b", Kind: "\x00", Namespace: "\x00\x00", Name: "n\x00", Section: "\x00s"},
+		{Group: long, Kind: long + "k", Namespace: "", Name: long + "n", Section: long},
+		{Name: "ünïcödé", Section: "\xff\x80"},
+	} {
+		assert.Equal(t, k, unpackKey(string(appendKey(nil, k))), "%q", k)
+	}
+	assert.Equal(t, TargetKey{}, unpackKey("\x05ab"), "a length past the end")
+	assert.Equal(t, TargetKey{}, unpackKey("\xff"), "a varint that never ends")
 }
 
 func TestTopologyListsOfEveryLength(t *testing.T) {
@@ -220,7 +272,7 @@ metadata: {name: none, namespace: apps}
 spec: {rules: [{}]}
 `))
 	parents := func(o *Object) (out []string) {
-		for _, p := range o.Route.ParentRefs {
+		for p := range o.Route.ParentRefs() {
 			out = append(out, p.Key().Name+"/"+p.SectionName+"/"+strconv.FormatInt(p.Port, 10))
 		}
 		return out
@@ -247,7 +299,7 @@ spec: {ports: `+doc+`}`)).Service.Ports
 	assert.Equal(t, []PortInfo{{Name: "a", Port: 1}, {Name: "b", Port: 2}, {Name: "c", Port: 3}}, ports(`[{name: a, port: 1}, {name: b, port: 2}, {name: c, port: 3}]`))
 
 	for _, o := range []*Object{one, three, none} {
-		assert.Equal(t, len(o.Route.ParentRefs), cap(o.Route.ParentRefs), "route %s: parentRefs clipped", o.Name)
+		assert.Equal(t, len(o.Route.parents), cap(o.Route.parents), "route %s: parentRefs clipped", o.Name)
 		assert.Equal(t, len(o.Route.backendKeys), cap(o.Route.backendKeys), "route %s: backends clipped", o.Name)
 	}
 	svc := ports(`[{name: http, port: 80}]`)
@@ -255,7 +307,7 @@ spec: {ports: `+doc+`}`)).Service.Ports
 
 	// The short lists are in the room of the object's own allocation (allocWith puts the
 	// topology right after the Object; RouteInfo and ServiceInfo open their room structs).
-	assert.Same(t, &(*routeTopology)(unsafe.Pointer(one.Route)).firstParent[0], &one.Route.ParentRefs[0])
+	assert.Same(t, &(*routeTopology)(unsafe.Pointer(one.Route)).firstParent[0], &one.Route.parents[0])
 	assert.Same(t, &(*routeTopology)(unsafe.Pointer(one.Route)).firstBackend[0], &one.Route.backendKeys[0])
 	two := NewObject(CoreGroup, "Service", decode(t, `metadata: {name: s, namespace: apps}
 spec: {ports: [{name: http, port: 80}, {name: https, port: 443}]}`))
