@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -173,7 +174,7 @@ func pathsThrough(snap Snapshot, row *KindRow, key TargetKey, into []ContextPath
 		}
 	case info.Level == LevelBackend:
 		backend := key.Object()
-		for _, route := range snap.RoutesByBackend(backend) {
+		for route := range snap.RoutesByBackend(backend) {
 			w.viaParents(route, "", &backend)
 		}
 		if key.Section != "" {
@@ -237,9 +238,9 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 		}
 		routes := w.snap.RoutesByParent(owner.Key())
 		if only != nil {
-			routes = []*Object{only}
+			routes = slices.Values([]*Object{only})
 		}
-		for _, route := range routes {
+		for route := range routes {
 			if w.attaches(route, owner, gw, l) {
 				w.fromRoute(base, route, "", nil)
 			}

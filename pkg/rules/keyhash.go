@@ -59,12 +59,12 @@ func (t *objectTable) get(key TargetKey) (*Object, bool) {
 	return nil, false
 }
 
-// put stores o, replacing the object of the same key.
-func (t *objectTable) put(o *Object) {
+// put stores o, replacing the object of the same key (in its slot), and returns o's slot.
+func (t *objectTable) put(o *Object) int32 {
 	h := hashKey(o.Key())
 	if i, ok := t.bySlot[h]; ok {
 		t.slots[i] = o
-		return
+		return i
 	}
 	var i int32
 	if n := len(t.free); n > 0 {
@@ -75,7 +75,11 @@ func (t *objectTable) put(o *Object) {
 		t.slots = append(t.slots, o)
 	}
 	t.bySlot[h] = i
+	return i
 }
+
+// slotOf returns the slot of a stored object.
+func (t *objectTable) slotOf(o *Object) int32 { return t.bySlot[hashKey(o.Key())] }
 
 // remove deletes the object stored under key, if any.
 func (t *objectTable) remove(key TargetKey) {

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -23,9 +24,9 @@ type Snapshot interface {
 	ReferenceGrants(namespace string) []*gatewayv1.ReferenceGrant
 
 	// RoutesByParent returns the xRoutes with a parentRef naming a Gateway or ListenerSet.
-	RoutesByParent(parent TargetKey) []*Object
+	RoutesByParent(parent TargetKey) iter.Seq[*Object]
 	// RoutesByBackend returns the xRoutes with a backendRef naming a backend.
-	RoutesByBackend(backend TargetKey) []*Object
+	RoutesByBackend(backend TargetKey) iter.Seq[*Object]
 	// GatewaysByClass returns the Gateways of a GatewayClass.
 	GatewaysByClass(class string) []*Object
 	// GatewaysInNamespace returns the Gateways in a namespace.
@@ -117,8 +118,8 @@ type MemorySnapshot struct {
 	objects objectTable
 	// Topology indexes, kept in step with objects by AddObject. Those keyed by a target key
 	// use its keyHash (keyhash.go): the collector then scans no key of them.
-	routesByParent  map[keyHash][]*Object
-	routesByBackend map[keyHash][]*Object
+	routesByParent  slotIndex
+	routesByBackend slotIndex
 	gatewaysByClass map[string][]*Object
 	gatewaysByNS    map[string][]*Object
 	setsByGateway   map[keyHash][]*Object
@@ -139,8 +140,8 @@ func NewMemorySnapshot() *MemorySnapshot {
 	return &MemorySnapshot{
 		objects: newObjectTable(),
 
-		routesByParent:  map[keyHash][]*Object{},
-		routesByBackend: map[keyHash][]*Object{},
+		routesByParent:  newSlotIndex(),
+		routesByBackend: newSlotIndex(),
 		gatewaysByClass: map[string][]*Object{},
 		gatewaysByNS:    map[string][]*Object{},
 		setsByGateway:   map[keyHash][]*Object{},
@@ -154,10 +155,9 @@ func NewMemorySnapshot() *MemorySnapshot {
 // AddObject stores (or replaces) a target object and indexes its topology.
 func (s *MemorySnapshot) AddObject(o *Object) {
 	if old, ok := s.objects.get(o.Key()); ok {
-		s.indexObject(old, removeObject)
+		s.indexObject(old, s.objects.slotOf(old), false)
 	}
-	s.objects.put(o)
-	s.indexObject(o, appendObject)
+	s.indexObject(o, s.objects.put(o), true)
 }
 
 func appendObject(list []*Object, o *Object) []*Object { return append(list, o) }
@@ -171,23 +171,25 @@ func removeObject(list []*Object, o *Object) []*Object {
 	return list
 }
 
-// indexObject adds an object to (or removes it from) every index it belongs in.
-func (s *MemorySnapshot) indexObject(o *Object, op func([]*Object, *Object) []*Object) {
+// indexObject adds an object, stored in slot, to every index it belongs in, or removes it.
+func (s *MemorySnapshot) indexObject(o *Object, slot int32, add bool) {
+	op, update := appendObject, (*slotIndex).add
+	if !add {
+		op, update = removeObject, (*slotIndex).remove
+	}
 	switch {
 	case o.Route != nil:
 		seen := map[TargetKey]bool{}
 		for p := range o.Route.ParentRefs() {
 			if key := p.Key(); !seen[key] {
 				seen[key] = true
-				h := hashKey(key)
-				s.routesByParent[h] = op(s.routesByParent[h], o)
+				update(&s.routesByParent, hashKey(key), slot)
 			}
 		}
 		for b := range o.Route.AllBackends() {
 			if key := b.Key(); !seen[key] {
 				seen[key] = true
-				h := hashKey(key)
-				s.routesByBackend[h] = op(s.routesByBackend[h], o)
+				update(&s.routesByBackend, hashKey(key), slot)
 			}
 		}
 	case o.Gateway != nil && o.Gateway.Parent != nil:
@@ -215,13 +217,24 @@ func (s *MemorySnapshot) Gateways() []*Object {
 }
 
 // RoutesByParent implements Snapshot.
-func (s *MemorySnapshot) RoutesByParent(parent TargetKey) []*Object {
-	return s.routesByParent[hashKey(parent)]
+func (s *MemorySnapshot) RoutesByParent(parent TargetKey) iter.Seq[*Object] {
+	return s.objectsIn(&s.routesByParent, hashKey(parent))
 }
 
 // RoutesByBackend implements Snapshot.
-func (s *MemorySnapshot) RoutesByBackend(backend TargetKey) []*Object {
-	return s.routesByBackend[hashKey(backend)]
+func (s *MemorySnapshot) RoutesByBackend(backend TargetKey) iter.Seq[*Object] {
+	return s.objectsIn(&s.routesByBackend, hashKey(backend))
+}
+
+// objectsIn yields the objects of the slots x lists under h.
+func (s *MemorySnapshot) objectsIn(x *slotIndex, h keyHash) iter.Seq[*Object] {
+	return func(yield func(*Object) bool) {
+		for slot := range x.each(h) {
+			if !yield(s.objects.slots[slot]) {
+				return
+			}
+		}
+	}
 }
 
 // GatewaysByClass implements Snapshot.
@@ -284,7 +297,7 @@ func (s *MemorySnapshot) RemoveReferenceGrant(namespace, name string) {
 // RemoveObject deletes a target object and its index entries.
 func (s *MemorySnapshot) RemoveObject(key TargetKey) {
 	if old, ok := s.objects.get(key.Object()); ok {
-		s.indexObject(old, removeObject)
+		s.indexObject(old, s.objects.slotOf(old), false)
 		s.objects.remove(key.Object())
 	}
 }

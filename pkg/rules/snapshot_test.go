@@ -207,13 +207,13 @@ spec:
 		parent, backend := slices.Collect(route.Route.ParentRefs())[0], slices.Collect(route.Route.AllBackends())[0]
 		inText(t, route, route.Name, parent.key.Name, parent.key.Namespace, parent.SectionName, backend.key.Name, backend.key.Kind)
 	}
-	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByParent(gateway.Key()))
-	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByBackend(service.Key()))
+	assert.ElementsMatch(t, []*Object{before, after}, slices.Collect(snap.RoutesByParent(gateway.Key())))
+	assert.ElementsMatch(t, []*Object{before, after}, slices.Collect(snap.RoutesByBackend(service.Key())))
 
 	// A new version of the Service: the routes still find it.
 	newer := NewObject(CoreGroup, "Service", decode(t, serviceDoc))
 	snap.AddObject(newer)
-	assert.ElementsMatch(t, []*Object{before, after}, snap.RoutesByBackend(newer.Key()))
+	assert.ElementsMatch(t, []*Object{before, after}, slices.Collect(snap.RoutesByBackend(newer.Key())))
 
 	// A route naming what the snapshot does not hold keeps the names it wrote.
 	orphan := NewObject(GatewayGroup, "HTTPRoute", decode(t, `
