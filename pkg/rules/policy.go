@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -171,11 +172,17 @@ func (p *Policy) Spec() map[string]any {
 // replaced by U+FFFD when the review was read, and the same spec always encodes the same way.
 var storedSpecOptions = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsonv2.Deterministic(true))
 
-// freeze replaces the generic spec by compact JSON once a snapshot holds the policy. A map
-// of maps is dozens of heap objects, and the collector visits every one of them on every
-// cycle of a webhook holding thousands of policies: that marking, not the verdicts, is
-// what its latency tail was made of. One string is one object the collector never scans.
-// A spec that JSON cannot encode (a NaN from YAML) stays as it is.
+// freeze readies a policy for a snapshot's keeping. The collector's work on every cycle
+// grows with the objects the snapshot holds, and a decoded policy is dozens of them:
+//   - the generic spec, a map of maps, becomes compact JSON (Spec decodes it again);
+//   - its name, UID, references' names and that JSON, each its own string as decoded,
+//     become slices of one string;
+//   - the namespace and the references' groups, kinds, namespaces and sections, which
+//     repeat across thousands of policies, are interned.
+//
+// One string is one object the collector marks and never scans: that marking, not the
+// verdicts, is what the webhook's latency tail was made of. A spec that JSON cannot
+// encode (a NaN from YAML) leaves the policy as it is.
 func (p *Policy) freeze() {
 	if p.spec == nil {
 		return
@@ -184,7 +191,32 @@ func (p *Policy) freeze() {
 	if err != nil {
 		return
 	}
-	p.storedSpec, p.spec = string(encoded), nil
+	size := len(p.Name) + len(p.UID) + len(encoded)
+	for _, ref := range p.TargetRefs {
+		size += len(ref.Name)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(p.Name)
+	b.WriteString(p.UID)
+	for _, ref := range p.TargetRefs {
+		b.WriteString(ref.Name)
+	}
+	b.Write(encoded)
+	text := b.String()
+	next := func(n int) string {
+		s := text[:n]
+		text = text[n:]
+		return s
+	}
+	p.Name, p.UID = next(len(p.Name)), next(len(p.UID))
+	for i := range p.TargetRefs {
+		ref := &p.TargetRefs[i]
+		ref.Name = next(len(ref.Name))
+		ref.Group, ref.Kind, ref.Namespace, ref.SectionName = intern(ref.Group), intern(ref.Kind), intern(ref.Namespace), intern(ref.SectionName)
+	}
+	p.Namespace = intern(p.Namespace)
+	p.storedSpec, p.spec = text, nil
 }
 
 // The paths of spec, spec.targetRef and the first targetRefs entries, shared by every policy

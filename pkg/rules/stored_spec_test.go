@@ -2,7 +2,10 @@ package rules
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +77,37 @@ func TestSpecJSONCannotHoldStaysGeneric(t *testing.T) {
 
 	assert.Empty(t, p.storedSpec)
 	assert.Contains(t, p.Spec(), "weight")
+}
+
+func TestStoredPolicyKeepsItsTextsInOneString(t *testing.T) {
+	table := BuiltinKindTable()
+	p := policyOf(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: tls, namespace: apps, uid: 5d3c6a1e-0000-4000-8000-000000000001}
+spec:
+  targetRefs:
+  - {group: "", kind: Service, name: shop, sectionName: https}
+  - {group: "", kind: Service, name: cart, namespace: other}
+  validation: {hostname: shop.apps.svc, wellKnownCACertificates: System}`)
+	want := *p
+	wantRefs := slices.Clone(p.TargetRefs)
+
+	NewMemorySnapshot().PutPolicy(p)
+
+	// The same values...
+	assert.Equal(t, want.Name, p.Name)
+	assert.Equal(t, want.UID, p.UID)
+	assert.Equal(t, want.Namespace, p.Namespace)
+	assert.Equal(t, wantRefs, p.TargetRefs)
+	// ...with the name, the UID, the references' names and the spec end to end in one
+	// allocation, and the repeating strings interned.
+	at := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	assert.Equal(t, at(p.Name)+uintptr(len(p.Name)), at(p.UID))
+	assert.Equal(t, at(p.UID)+uintptr(len(p.UID)), at(p.TargetRefs[0].Name))
+	assert.Equal(t, at(p.TargetRefs[0].Name)+uintptr(len("shop")), at(p.TargetRefs[1].Name))
+	assert.Equal(t, at(p.TargetRefs[1].Name)+uintptr(len("cart")), at(p.storedSpec))
+	for _, s := range []string{p.Namespace, p.TargetRefs[0].Kind, p.TargetRefs[0].SectionName, p.TargetRefs[1].Namespace} {
+		assert.Same(t, unsafe.StringData(intern(strings.Clone(s))), unsafe.StringData(s), "%q is interned", s)
+	}
 }
