@@ -36,6 +36,11 @@ type Policy struct {
 	decodeErrs field.ErrorList
 	// hasTargetRef and hasTargetRefs record which of the two fields were present.
 	hasTargetRef, hasTargetRefs bool
+	// alone holds the policy itself once a snapshot stores it: the one-entry list of the
+	// policy index at an attachment point where no other policy of its kind is. Its
+	// capacity is 1, so a second policy there makes the list move out, and nothing but
+	// the snapshot writes it.
+	alone [1]*Policy
 }
 
 // TargetRef is one entry of spec.targetRefs (or the single spec.targetRef).

@@ -320,7 +320,14 @@ func (s *MemorySnapshot) putPolicy(p *Policy) {
 	s.policies[id] = p
 	for _, key := range uniqueKeys(p) {
 		h := hashPolicyAt(policyAt{id.kind, key})
-		s.byTarget[h] = append(s.byTarget[h], p)
+		if list := s.byTarget[h]; len(list) > 0 {
+			s.byTarget[h] = append(list, p)
+		} else {
+			// Alone at this attachment point, as most policies are: the list is p's own
+			// room, not one more object per policy for the collector (see Policy.alone).
+			p.alone[0] = p
+			s.byTarget[h] = p.alone[:]
+		}
 	}
 	if s.byNS[id.kind] == nil {
 		s.byNS[id.kind] = map[string][]*Policy{}

@@ -317,3 +317,37 @@ spec: {ports: [{name: http, port: 80}, {name: https, port: 443}]}`))
 	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { allocObject(schema.GroupKind{Group: GatewayGroup, Kind: "HTTPRoute"}) }))
 	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { allocObject(schema.GroupKind{Kind: "Service"}) }))
 }
+
+func TestPolicyAloneAtATargetIsItsOwnList(t *testing.T) {
+	table := BuiltinKindTable()
+	policy := func(name string) *Policy {
+		return policyOf(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: `+name+`, namespace: apps}
+spec:
+  targetRefs: [{group: "", kind: Service, name: shop, sectionName: https}]
+  validation: {hostname: shop.apps.svc, wellKnownCACertificates: System}`)
+	}
+	kind := schema.GroupKind{Group: GatewayGroup, Kind: "BackendTLSPolicy"}
+	at := TargetKey{Group: CoreGroup, Kind: "Service", Namespace: "apps", Name: "shop", Section: "https"}
+	snap := NewMemorySnapshot()
+	first, second := policy("first"), policy("second")
+
+	snap.PutPolicy(first)
+	list := snap.PoliciesAt(kind, at)
+	require.Equal(t, []*Policy{first}, list)
+	assert.Same(t, &first.alone[0], &list[0], "alone, the list is the policy's own room")
+	assert.Equal(t, 1, cap(list))
+
+	snap.PutPolicy(second)
+	assert.Equal(t, []*Policy{first, second}, snap.PoliciesAt(kind, at))
+	assert.Equal(t, []*Policy{first}, list, "the list handed out before is unchanged")
+
+	snap.RemovePolicy(kind, "apps", "first")
+	list = snap.PoliciesAt(kind, at)
+	assert.Equal(t, []*Policy{second}, list)
+	snap.RemovePolicy(kind, "apps", "second")
+	assert.Empty(t, snap.PoliciesAt(kind, at))
+	assert.Empty(t, snap.byTarget, "no entry keeps a removed policy alive")
+}
