@@ -117,7 +117,8 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 type MemorySnapshot struct {
 	objects objectTable
 	// Topology indexes, kept in step with objects by AddObject. Those keyed by a target key
-	// use its keyHash (keyhash.go): the collector then scans no key of them.
+	// use its keyHash (keyhash.go): the collector then scans no key of them. The two route
+	// indexes, which hold every route once or more, list objects' slots (slot_index.go).
 	routesByParent  slotIndex
 	routesByBackend slotIndex
 	gatewaysByClass map[string][]*Object
