@@ -46,7 +46,7 @@ func main() {
 	flag.BoolVar(&o.floor, "floor", false, "drive a TLS server that does no admission work instead of the webhook: the floor of these figures on this machine")
 	flag.StringVar(&o.floorShape.heap, "floor-heap", "", "with -floor: keep a heap like the snapshot's in the floor server: `objects` (260,000 small objects with pointers, 28 MiB; objects=N for N of them) or bytes (28 MiB the collector does not scan)")
 	flag.IntVar(&o.floorShape.garbage, "floor-garbage", 0, "with -floor: allocate this many 112-byte objects per review (100 is 11 KiB), as the webhook's handlers do")
-	flag.DurationVar(&o.floorShape.work, "floor-work", 0, "with -floor: spend this much CPU per review (e.g. 35us, what the webhook spends above the floor), to tell the tail of CPU from the collector's")
+	flag.DurationVar(&o.floorShape.work, "floor-work", 0, "with -floor: spend this much CPU per review, to tell the tail of CPU from the collector's; calibrate by the runs' \"CPU per review\" lines (here 10us with -floor-garbage 95 matched the webhook)")
 	floorCertDir := flag.String("serve-floor", "", "(internal) serve the floor with the certificate in this folder, on -floor-port")
 	floorPort := flag.Int("floor-port", 0, "(internal) the floor server's port")
 	flag.Parse()
