@@ -3,7 +3,6 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -119,25 +118,6 @@ func settingPath(block *field.Path, dotted string) *field.Path {
 		}
 	}
 	return p
-}
-
-// sameValue compares two settings. The fast path is a deep comparison; only values that
-// differ are normalized, so an int64 from YAML equals a float64 from JSON.
-func sameValue(a, b any) bool {
-	return reflect.DeepEqual(a, b) || reflect.DeepEqual(normalize(a), normalize(b))
-}
-
-// normalize makes numbers from YAML (int64) and JSON (float64) compare equal.
-func normalize(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return v
-	}
-	return out
 }
 
 // render shows a value compactly in a message.
