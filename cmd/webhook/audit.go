@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
 	"context"
 	"fmt"
 	"io"
@@ -8,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
 )
@@ -82,5 +83,5 @@ func readCluster(kubeconfig string, conf *configuration, progress io.Writer) ([]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
 	defer cancel()
-	return admission.ReadCluster(ctx, cfg, conf.table, progress)
+	return clusterstate.ReadCluster(ctx, cfg, conf.table, progress)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"fmt"
 	"io"
 	"os"
@@ -73,8 +75,8 @@ func loadInputs(cmd string, paths []string, configFile string, stdin io.Reader, 
 // configuration is what --config sets: the kind table (built-in rows plus the file's) and
 // the enforcement and message settings.
 type configuration struct {
-	table    *rules.KindTable
-	settings *rules.Settings
+	table    *kinds.KindTable
+	settings *rules.Config
 }
 
 // configFlagHelp describes --config the same way in every command.
@@ -82,7 +84,7 @@ const configFlagHelp = "YAML config file: kind rows that add to or replace the b
 
 // loadConfig returns the built-in table plus an optional config file's rows and settings.
 func loadConfig(configFile string) (*configuration, error) {
-	conf := &configuration{table: rules.BuiltinKindTable()}
+	conf := &configuration{table: kinds.BuiltinKindTable()}
 	if configFile == "" {
 		return conf, nil
 	}

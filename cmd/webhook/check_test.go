@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // runCLI runs the binary's entry point in-process.
@@ -183,8 +184,8 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: othe
 		require.NoError(t, json.Unmarshal([]byte(out), &report))
 		require.Len(t, report.Results, 3)
 		observed := func(r check.Result) string {
-			var im rules.Impact
-			require.NoError(t, json.Unmarshal([]byte(r.Annotations[rules.AnnotationImpact]), &im))
+			var im impact.Impact
+			require.NoError(t, json.Unmarshal([]byte(r.Annotations[impact.AnnotationImpact]), &im))
 			return im.ObservedAt
 		}
 		assert.Equal(t, "2030-01-01T00:00:00Z", observed(report.Results[0]), "an explicit creationTimestamp is kept")

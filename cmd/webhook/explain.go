@@ -1,6 +1,10 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -33,9 +36,9 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !flags.checkOutput("explain", stderr) {
 		return exitBadInput
 	}
-	var key *rules.TargetKey
+	var key *policy.TargetKey
 	if *target != "" {
-		k, err := rules.ParseTarget(*target)
+		k, err := topology.ParseTarget(*target)
 		if err != nil {
 			fmt.Fprintf(stderr, "webhook explain: --target: %v\n", err)
 			return exitBadInput
@@ -51,7 +54,7 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
 		return exitBadInput
 	}
-	ex := rules.Explain(snap, conf.table, key)
+	ex := impact.Explain(snap, conf.table, key)
 	if flags.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -67,7 +70,7 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // writeExplanation prints the explanation the way `kubectl describe` reads.
-func writeExplanation(w io.Writer, ex rules.Explanation) error {
+func writeExplanation(w io.Writer, ex impact.Explanation) error {
 	var b strings.Builder
 	b.WriteString("Policies:\n")
 	if len(ex.Policies) == 0 {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // TestExplainGolden runs `webhook explain -o json` and `webhook check -o json` over each
@@ -56,7 +57,7 @@ func golden(t *testing.T, path, got string) {
 }
 
 // explained runs explain on a golden case and indexes its output for assertions.
-func explained(t *testing.T, dir string) (statuses map[string]rules.PolicyStatus, colours map[string]map[string]any) {
+func explained(t *testing.T, dir string) (statuses map[string]impact.PolicyStatus, colours map[string]map[string]any) {
 	t.Helper()
 	args := []string{"explain", "-f", filepath.Join("testdata/explain", dir, "in.yaml"), "-o", "json"}
 	if _, err := os.Stat(filepath.Join("testdata/explain", dir, "config.yaml")); err == nil {
@@ -64,9 +65,9 @@ func explained(t *testing.T, dir string) (statuses map[string]rules.PolicyStatus
 	}
 	code, out, errOut := runCLI(t, "", args...)
 	require.Equal(t, 0, code, errOut)
-	var ex rules.Explanation
+	var ex impact.Explanation
 	require.NoError(t, json.Unmarshal([]byte(out), &ex))
-	statuses = map[string]rules.PolicyStatus{}
+	statuses = map[string]impact.PolicyStatus{}
 	for _, p := range ex.Policies {
 		statuses[p.Name] = p
 	}
@@ -88,8 +89,8 @@ func TestGEP713ExamplesExplained(t *testing.T) {
 	t.Run("Example 1", func(t *testing.T) {
 		statuses, colours := explained(t, "gep-713-example-1")
 		assert.Equal(t, map[string]map[string]any{"Service default/b1": {"color": "red"}}, colours, "1-3: b1 red; b2 unaffected")
-		assert.Equal(t, rules.StatusEnforced, statuses["p1"].Status, "4: p1 enforced")
-		assert.Equal(t, rules.StatusOverridden, statuses["p2"].Status, "5: p2 not enforced")
+		assert.Equal(t, impact.StatusEnforced, statuses["p1"].Status, "4: p1 enforced")
+		assert.Equal(t, impact.StatusOverridden, statuses["p2"].Status, "5: p2 not enforced")
 		assert.Equal(t, []string{"default/p1"}, statuses["p2"].OverriddenBy, "5: due to conflict with p1")
 	})
 	t.Run("Example 2", func(t *testing.T) {
@@ -98,10 +99,10 @@ func TestGEP713ExamplesExplained(t *testing.T) {
 			g1r1b1: {"color": "blue"}, g1r2b1: {"color": "red"},
 			g2r3b1: {"color": "yellow"}, g2r4b2: {"color": "yellow"},
 		}, colours)
-		assert.Equal(t, rules.StatusPartiallyEnforced, statuses["p1"].Status)
-		assert.Equal(t, rules.StatusEnforced, statuses["p2"].Status)
-		assert.Equal(t, rules.StatusEnforced, statuses["p3"].Status)
-		assert.Equal(t, rules.StatusOverridden, statuses["p4"].Status)
+		assert.Equal(t, impact.StatusPartiallyEnforced, statuses["p1"].Status)
+		assert.Equal(t, impact.StatusEnforced, statuses["p2"].Status)
+		assert.Equal(t, impact.StatusEnforced, statuses["p3"].Status)
+		assert.Equal(t, impact.StatusOverridden, statuses["p4"].Status)
 		assert.Equal(t, []string{"default/p3"}, statuses["p4"].OverriddenBy)
 	})
 	t.Run("Example 3", func(t *testing.T) {
@@ -112,10 +113,10 @@ func TestGEP713ExamplesExplained(t *testing.T) {
 			g2r3b1: {"colors": map[string]any{"light": "yellow"}},
 			g2r4b2: {"colors": map[string]any{"dark": "olive", "light": "yellow"}},
 		}, colours)
-		assert.Equal(t, rules.StatusPartiallyEnforced, statuses["p1"].Status)
-		assert.Equal(t, rules.StatusEnforced, statuses["p2"].Status)
-		assert.Equal(t, rules.StatusEnforced, statuses["p3"].Status)
-		assert.Equal(t, rules.StatusPartiallyEnforced, statuses["p4"].Status)
+		assert.Equal(t, impact.StatusPartiallyEnforced, statuses["p1"].Status)
+		assert.Equal(t, impact.StatusEnforced, statuses["p2"].Status)
+		assert.Equal(t, impact.StatusEnforced, statuses["p3"].Status)
+		assert.Equal(t, impact.StatusPartiallyEnforced, statuses["p4"].Status)
 	})
 }
 
@@ -134,8 +135,8 @@ func TestGEP713ExamplesAtAdmission(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(out), &report))
 			got := map[string]string{}
 			for _, r := range report.Results {
-				var im rules.Impact
-				require.NoError(t, json.Unmarshal([]byte(r.Annotations[rules.AnnotationImpact]), &im))
+				var im impact.Impact
+				require.NoError(t, json.Unmarshal([]byte(r.Annotations[impact.AnnotationImpact]), &im))
 				got[r.Name] = im.Status
 			}
 			assert.Equal(t, statuses, got)
@@ -145,10 +146,10 @@ func TestGEP713ExamplesAtAdmission(t *testing.T) {
 	var report check.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	assert.Equal(t, "Atomic defaults on HTTPRoute default/r4: enforced on 0 of 1 path, overridden on 1 by default/p3",
-		report.Results[3].Annotations[rules.AnnotationImpactSummary])
+		report.Results[3].Annotations[impact.AnnotationImpactSummary])
 	assert.JSONEq(t, `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,
 		"overrides":[],"overriddenBy":["default/p3"],"observedAt":"2024-01-01T00:00:12Z"}`,
-		report.Results[3].Annotations[rules.AnnotationImpact])
+		report.Results[3].Annotations[impact.AnnotationImpact])
 }
 
 func pathsOf(colours map[string]map[string]any) []string {

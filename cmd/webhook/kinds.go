@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func runKinds(args []string, stdout, stderr io.Writer) int {
@@ -31,7 +31,7 @@ func runKinds(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 	case "text":
-		fmt.Fprint(stdout, rules.KindTableMarkdown(conf.table))
+		fmt.Fprint(stdout, kinds.KindTableMarkdown(conf.table))
 	default:
 		fmt.Fprintf(stderr, "webhook kinds: --output must be text or json, not %q\n", *output)
 		return exitBadInput

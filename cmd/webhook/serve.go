@@ -85,7 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if snapshotFrom != "" {
 		return serveStatic(snapshotFrom, admission.Options{
 			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
-			Table: conf.table, Settings: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
+			Table: conf.table, Config: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
@@ -95,7 +95,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	srv, err := admission.NewServer(cfg, admission.Options{
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
-		Table: conf.table, Settings: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
+		Table: conf.table, Config: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
 		ReviewTimeout: reviewTimeout,
 	})
 	if err != nil {

@@ -10,6 +10,9 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"encoding/json"
 	"flag"
@@ -26,7 +29,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func main() {
@@ -105,7 +107,7 @@ func run(n int, noLive bool) error {
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if _, err := attached.StartWebhook(wctx, rules.BuiltinKindTable(), logr.Discard()); err != nil {
+	if _, err := attached.StartWebhook(wctx, kinds.BuiltinKindTable(), logr.Discard()); err != nil {
 		return err
 	}
 	if err := waitDenied(ctx, cl, "compare-c"); err != nil {
@@ -179,8 +181,8 @@ func admittedPatch(ctx context.Context, cl client.Client, ns string) ([]byte, er
 		return nil, err
 	}
 	annotations := got.GetAnnotations()
-	if annotations[rules.AnnotationImpact] == "" {
-		return nil, fmt.Errorf("%s/p-0 has no %s annotation: was it admitted by this webhook?", ns, rules.AnnotationImpact)
+	if annotations[impact.AnnotationImpact] == "" {
+		return nil, fmt.Errorf("%s/p-0 has no %s annotation: was it admitted by this webhook?", ns, impact.AnnotationImpact)
 	}
 	return json.Marshal([]map[string]any{{"op": "add", "path": "/metadata/annotations", "value": annotations}})
 }

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"errors"
 	"flag"
@@ -27,7 +29,6 @@ import (
 
 	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/pkg/manifests"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func main() {
@@ -67,7 +68,7 @@ func run(files []string, kubeconfig, crds string) error {
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	done, err := cluster.StartWebhook(ctx, rules.BuiltinKindTable(), logr.Discard())
+	done, err := cluster.StartWebhook(ctx, kinds.BuiltinKindTable(), logr.Discard())
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func runAttached(files []string, host string, port int, crds string) error {
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	done, err := cluster.StartWebhook(ctx, rules.BuiltinKindTable(), logr.Discard())
+	done, err := cluster.StartWebhook(ctx, kinds.BuiltinKindTable(), logr.Discard())
 	if err != nil {
 		return err
 	}

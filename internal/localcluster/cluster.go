@@ -5,6 +5,8 @@
 package localcluster
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"cmp"
 	"context"
 	"crypto/tls"
@@ -26,7 +28,6 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/certs"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // Webhook names, as kubectl prints them in denials.
@@ -109,7 +110,7 @@ func (c *Cluster) Stop() error {
 
 // StartWebhook runs the webhook in-process and waits until it is ready. The returned
 // channel yields Start's result once ctx ends.
-func (c *Cluster) StartWebhook(ctx context.Context, table *rules.KindTable, log logr.Logger) (<-chan error, error) {
+func (c *Cluster) StartWebhook(ctx context.Context, table *kinds.KindTable, log logr.Logger) (<-chan error, error) {
 	ctrllog.SetLogger(log) // controller-runtime's own components (certwatcher) log through it
 	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log,
 		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute)})

@@ -1,6 +1,10 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -11,18 +15,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/policyattachment/webhook/internal/synthetic"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // syntheticSnapshot builds the synthetic cluster into a snapshot, as informer events would.
-func syntheticSnapshot(b testing.TB, table *rules.KindTable) *rules.MemorySnapshot {
+func syntheticSnapshot(b testing.TB, table *kinds.KindTable) *index.Snapshot {
 	b.Helper()
-	snap := rules.NewMemorySnapshot()
+	snap := index.New()
 	err := synthetic.Objects(func(obj map[string]any) error {
 		gv, _ := schema.ParseGroupVersion(obj["apiVersion"].(string))
 		gk := schema.GroupKind{Group: gv.Group, Kind: obj["kind"].(string)}
 		if row, ok := table.Lookup(gk); ok {
-			snap.PutPolicy(rules.NewPolicy(row, obj))
+			snap.PutPolicy(policy.NewPolicy(row, obj))
 			return nil
 		}
 		_, err := snap.AddResource(gk, obj)
@@ -37,7 +40,7 @@ func syntheticSnapshot(b testing.TB, table *rules.KindTable) *rules.MemorySnapsh
 // BenchmarkReview is one review through the real HTTP handler: decoding the
 // AdmissionReview, the verdict (or the impact patch), and encoding the response.
 func BenchmarkReview(b *testing.B) {
-	table := rules.BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	store := readyStore(table, syntheticSnapshot(b, table))
 	handlers := map[string]http.Handler{
 		"/validate": reviewHandler("validate", &Validator{Store: store}),
@@ -75,7 +78,7 @@ func boolString(v bool) string {
 
 // BenchmarkSnapshotFromColdCache builds the whole synthetic snapshot, as at start-up.
 func BenchmarkSnapshotFromColdCache(b *testing.B) {
-	table := rules.BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		_ = syntheticSnapshot(b, table)
@@ -89,7 +92,7 @@ func BenchmarkSnapshotFromColdCache(b *testing.B) {
 // unlike the time of a collection, which varies by half between runs on a shared machine,
 // those counts are exact.
 func BenchmarkGCWithSnapshot(b *testing.B) {
-	table := rules.BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -1,6 +1,9 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -29,13 +32,13 @@ func FuzzReview(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	table := rules.BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		// Fresh state per input: what admitted policies pile up to is measured by
 		// BenchmarkReview, not left to grow without bound across millions of inputs.
-		store := readyStore(table, rules.NewMemorySnapshot())
-		relaxed := readyStore(table, rules.NewMemorySnapshot())
-		relaxed.UseSettings(&rules.Settings{Enforcement: rules.Enforcement{Default: rules.Warn}})
+		store := readyStore(table, index.New())
+		relaxed := readyStore(table, index.New())
+		relaxed.UseSettings(&rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}})
 		handlers := []http.Handler{
 			reviewHandler("validate", &Validator{Store: store}),
 			reviewHandler("mutate", &Mutator{Store: store}),

@@ -1,6 +1,9 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // hostileReview is a CREATE review of a ColorPolicy in app, with object as given.
@@ -34,7 +35,7 @@ func colorObject(spec string) string {
 // metrics, controller-runtime's decoding, the validator). Each gets a clear answer, never
 // "allowed" by accident, in bounded size; none brings the handler down.
 func TestHostileReviews(t *testing.T) {
-	handler := reviewHandler("validate", &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())})
+	handler := reviewHandler("validate", &Validator{Store: readyStore(kinds.BuiltinKindTable(), index.New())})
 	nested := func(depth int) string {
 		return strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
 	}
@@ -147,7 +148,7 @@ func TestPanickingHandlerIsRefusedNotAllowed(t *testing.T) {
 }
 
 func TestV1beta1IsAnsweredInItsVersion(t *testing.T) {
-	handler := reviewHandler("validate", &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())})
+	handler := reviewHandler("validate", &Validator{Store: readyStore(kinds.BuiltinKindTable(), index.New())})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/validate", strings.NewReader(hostileReview("admission.k8s.io/v1beta1",
 		colorObject(`{"targetRefs": [{"group": "", "kind": "Service", "name": "b"}], "color": "red"}`))))

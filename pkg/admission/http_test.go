@@ -1,6 +1,9 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,14 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // TestMalformedReviews sends bad bodies through the real HTTP handler: each gets a clear
 // answer, and none brings the handler down.
 func TestMalformedReviews(t *testing.T) {
-	handler := reviewHandler("validate", &Validator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())})
+	handler := reviewHandler("validate", &Validator{Store: readyStore(kinds.BuiltinKindTable(), index.New())})
 	cases := map[string]struct {
 		contentType, body string
 		wantHTTP          int
@@ -90,7 +91,7 @@ func TestMalformedReviews(t *testing.T) {
 }
 
 func TestReadyzWaitsForSync(t *testing.T) {
-	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store := NewStore(kinds.BuiltinKindTable(), index.New())
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		readyz(store).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))

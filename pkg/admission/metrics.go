@@ -3,10 +3,10 @@ package admission
 import (
 	"time"
 
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // Metrics of the admission door, registered on controller-runtime's registry.
@@ -53,18 +53,6 @@ var (
 		Name: "policyattachment_handler_panics_total",
 		Help: "Reviews whose handler panicked; each was refused with code 500.",
 	}, []string{"webhook"})
-	liveReadErrors = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "policyattachment_live_read_errors_total",
-		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
-	})
-	liveReadDropped = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "policyattachment_live_read_dropped_total",
-		Help: "Policies a live read found deleted while the cache still held them; the review was judged again without them.",
-	})
-	judgesAgain = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "policyattachment_reviews_judged_again_total",
-		Help: "Allowed reviews judged a second time before their reservation, because the store changed while they were judged.",
-	})
 	reservationsExpired = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "policyattachment_reservations_expired_total",
 		Help: "Admitted policies whose watch event never came (another webhook or the API server rejected the write).",
@@ -73,13 +61,13 @@ var (
 
 // publishAudit replaces the audit gauges with one audit's results. A policy counts once per
 // reason it would be denied for.
-func publishAudit(findings []rules.Finding, audited int, took time.Duration) {
+func publishAudit(findings []impact.Finding, audited int, took time.Duration) {
 	type series struct{ kind, reason, mode string }
 	counts := map[series]int{}
 	for _, f := range findings {
 		seen := map[series]bool{}
 		for i, e := range f.Denials {
-			k := series{f.Policy.Row.Kind, rules.ReasonOf(e), string(f.Modes[i])}
+			k := series{f.Policy.Row.Kind, validation.ReasonOf(e), string(f.Modes[i])}
 			if !seen[k] {
 				seen[k] = true
 				counts[k]++
@@ -96,6 +84,6 @@ func publishAudit(findings []rules.Finding, audited int, took time.Duration) {
 }
 
 func init() {
-	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, judgesAgain, liveReadErrors, liveReadDropped, relaxedTotal, reviewTimeouts, handlerPanics,
+	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, relaxedTotal, reviewTimeouts, handlerPanics,
 		auditFindings, auditPolicies, auditDuration, auditLastRun)
 }

@@ -1,6 +1,12 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,15 +18,13 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // Mutator adds the predicted impact annotations to policies on CREATE and UPDATE. Its
 // patch touches only those two annotations, and the same object against the same state
 // always gets the same patch (reinvocation-safe).
 type Mutator struct {
-	Store *Store
+	Store *clusterstate.Store
 }
 
 var _ admission.Handler = (*Mutator)(nil)
@@ -43,8 +47,8 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if err != nil || obj == nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding %s %s/%s: %v", row.Kind, req.Namespace, req.Name, err))
 	}
-	p := rules.NewPolicy(row, obj)
-	if p.Namespace == "" && row.Scope == rules.Namespaced {
+	p := policy.NewPolicy(row, obj)
+	if p.Namespace == "" && row.Scope == kinds.Namespaced {
 		p.Namespace = req.Namespace
 	}
 	im := m.Store.Predict(p).ForAnnotation()
@@ -53,8 +57,8 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	return admission.Patched("", annotationPatch(obj, map[string]string{
-		rules.AnnotationImpact:        string(value),
-		rules.AnnotationImpactSummary: im.Summary(p),
+		impact.AnnotationImpact:        string(value),
+		impact.AnnotationImpactSummary: im.Summary(p),
 	})...)
 }
 

@@ -1,6 +1,10 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"encoding/json"
 	"testing"
@@ -9,13 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
-	table := rules.BuiltinKindTable()
-	store := readyStore(table, rules.NewMemorySnapshot())
+	table := kinds.BuiltinKindTable()
+	store := readyStore(table, index.New())
 	store.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	for _, obj := range []string{
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "app"},
@@ -41,9 +43,9 @@ func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 		got[p.Path] = p.Value
 	}
 	assert.Equal(t, "Atomic defaults on Gateway app/gw: enforced on 1 of 1 path", got["/metadata/annotations/policyattachment.io~1impact-summary"])
-	var im rules.Impact
+	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(got["/metadata/annotations/policyattachment.io~1impact"].(string)), &im))
-	assert.Equal(t, rules.Impact{Status: rules.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{},
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{},
 		ObservedAt: "2026-01-02T03:04:05Z"}, im)
 
 	again := m.Handle(context.Background(), req)
@@ -51,7 +53,7 @@ func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 }
 
 func TestMutatorLeavesOthersAlone(t *testing.T) {
-	m := &Mutator{Store: readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())}
+	m := &Mutator{Store: readyStore(kinds.BuiltinKindTable(), index.New())}
 	resp := m.Handle(context.Background(), review(t, admissionv1.Create, "", "ConfigMap", `{"metadata": {"name": "x"}}`))
 	assert.True(t, resp.Allowed)
 	assert.Empty(t, resp.Patches)

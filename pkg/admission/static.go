@@ -1,15 +1,13 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
+	"github.com/policyattachment/webhook/pkg/index"
+
 	"context"
-	"crypto/tls"
-	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // StaticServer serves the same endpoints as Server from a fixed snapshot and no API
@@ -17,29 +15,16 @@ import (
 // once; reservations still apply within the run.
 type StaticServer struct {
 	hooks webhook.Server
-	store *Store
+	store *clusterstate.Store
 }
 
 // NewStaticServer serves snap over TLS with the given options.
-func NewStaticServer(snap *rules.MemorySnapshot, opts Options) *StaticServer {
-	if opts.TLSMinVersion == 0 {
-		opts.TLSMinVersion = tls.VersionTLS13
-	}
-	hooks := webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir,
-		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-			c.MinVersion = opts.TLSMinVersion
-			if !opts.EnableHTTP2 {
-				c.NextProtos = []string{"http/1.1"}
-			}
-		}}})
-	store := NewStore(opts.Table, snap)
-	store.UseSettings(opts.Settings)
+func NewStaticServer(snap *index.Snapshot, opts Options) *StaticServer {
+	hooks := newHooks(&opts)
+	store := clusterstate.NewStore(opts.Table, snap)
+	store.UseConfig(opts.Config)
 	store.SetReady()
-	hooks.Register(PathValidate, reviewHandler("validate", &Validator{Store: store, Timeout: opts.ReviewTimeout}))
-	hooks.Register(PathMutate, reviewHandler("mutate", &Mutator{Store: store}))
-	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
-	hooks.Register(PathReadyz, readyz(store))
-	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout})
 	return &StaticServer{hooks: hooks, store: store}
 }
 

@@ -1,9 +1,18 @@
-// Package admission is the transport door to the rules engine: it decodes an
-// AdmissionReview once, picks the kind row, asks pkg/rules for a verdict against a
-// Snapshot, and renders the verdict as an AdmissionResponse. It holds no rule logic.
+// Package admission is the HTTPS door to the rules engine: it decodes an AdmissionReview
+// once, picks the kind row, has pkg/clusterstate judge the write (a live read where the
+// store may be behind, then rules.Evaluate), and renders the verdict as an
+// AdmissionResponse: a 422 with one cause per field, warnings, or the JSON patch of the
+// impact annotations. It holds no rule logic and no cluster state of its own; it also
+// serves the metrics and the probes.
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,8 +33,8 @@ import (
 
 // Validator answers validating admission reviews for every policy kind in the store's table.
 type Validator struct {
-	Store *Store
-	// Live reads from the API server when the cache may be behind; nil reads the cache only.
+	Store *clusterstate.Store
+	// Live reads from the API server when the store may be behind; nil reads the store only.
 	Live client.Reader
 	// Timeout is the per-review deadline (DefaultReviewTimeout when zero). It must be shorter
 	// than the webhook configuration's timeoutSeconds, so that a review that cannot finish is
@@ -71,11 +80,8 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	dryRun := req.DryRun != nil && *req.DryRun
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
-	v.confirmFromAPIServer(ctx, gvk, rreq.Policy, req.Operation == admissionv1.Update)
-	verdict, ok := v.Store.Judge(ctx, rreq, !dryRun)
-	if ok && hasReason(verdict, rules.ReasonConflicted) && v.dropDeleted(ctx, gvk, rreq.Policy) {
-		verdict, ok = v.Store.Judge(ctx, rreq, !dryRun) // the conflict was with a policy already gone
-	}
+	reviewer := clusterstate.Reviewer{Store: v.Store, Live: v.Live}
+	verdict, ok := reviewer.Review(ctx, gvk, rreq, !dryRun)
 	if !ok {
 		reviewTimeouts.Inc()
 		return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf(
@@ -83,6 +89,9 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, timeout))
 	}
 	recordRelaxed(ctx, rreq.Policy, verdict)
+	if !verdict.Allowed() {
+		noteReason(ctx, validation.ReasonOf(verdict.Denials[0]))
+	}
 	return Response(gk, rreq, verdict)
 }
 
@@ -90,9 +99,9 @@ var errNotReady = fmt.Errorf("the policy attachment webhook is starting and has 
 
 // recordRelaxed counts the denials an enforcement mode admitted, and logs the DryRun ones:
 // nobody else sees them.
-func recordRelaxed(ctx context.Context, p *rules.Policy, verdict rules.Verdict) {
+func recordRelaxed(ctx context.Context, p *policy.Policy, verdict rules.Verdict) {
 	for _, r := range verdict.Relaxed {
-		reason := rules.ReasonOf(r.Error)
+		reason := validation.ReasonOf(r.Error)
 		relaxedTotal.WithLabelValues(string(r.Mode), reason, p.Row.Kind).Inc()
 		if r.Mode == rules.DryRun {
 			logf.FromContext(ctx).Info("denial admitted by DryRun enforcement", "reason", reason,
@@ -116,7 +125,7 @@ func (v *Validator) deletion(gk schema.GroupKind, req admission.Request) admissi
 	resp := admission.Allowed("")
 	var warning string
 	switch {
-	case gk == referenceGrantKind:
+	case gk == kinds.ReferenceGrant:
 		var g gatewayv1.ReferenceGrant
 		if err := json.Unmarshal(req.OldObject.Raw, &g); err != nil {
 			return resp // an unreadable old object must not block a deletion
@@ -136,11 +145,9 @@ func (v *Validator) deletion(gk schema.GroupKind, req admission.Request) admissi
 	return resp
 }
 
-var referenceGrantKind = schema.GroupKind{Group: rules.GatewayGroup, Kind: "ReferenceGrant"}
-
 // decodeRequest builds the engine's Request from an admission request, decoding each
 // object exactly once.
-func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, error) {
+func decodeRequest(row *kinds.KindRow, req admission.Request) (rules.Request, error) {
 	out := rules.Request{Operation: rules.Operation(req.Operation)}
 	ext := req.Object
 	if req.Operation == admissionv1.Delete {
@@ -156,8 +163,8 @@ func decodeRequest(row *rules.KindRow, req admission.Request) (rules.Request, er
 	if err := matchesRequest(obj, req); err != nil {
 		return out, err
 	}
-	out.Policy = rules.NewPolicy(row, obj)
-	if out.Policy.Namespace == "" && row.Scope == rules.Namespaced {
+	out.Policy = policy.NewPolicy(row, obj)
+	if out.Policy.Namespace == "" && row.Scope == kinds.Namespaced {
 		// The API server names the namespace in the request even when the body omits it.
 		out.Policy.Namespace = req.Namespace
 	}

@@ -1,6 +1,10 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"context"
 	"encoding/json"
 	"net/http"
@@ -32,12 +36,12 @@ func review(t *testing.T, op admissionv1.Operation, group, kind, object string) 
 	}}
 }
 
-func validator(snap *rules.MemorySnapshot) *Validator {
-	return &Validator{Store: readyStore(rules.BuiltinKindTable(), snap)}
+func validator(snap *index.Snapshot) *Validator {
+	return &Validator{Store: readyStore(kinds.BuiltinKindTable(), snap)}
 }
 
 func TestValidatorDenialIsInvalid(t *testing.T) {
-	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+	resp := validator(index.New()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
 		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
 		"metadata": {"name": "p", "namespace": "app", "managedFields": [{"manager": "kubectl"}]},
 		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "b1"}], "color": "red"}}`))
@@ -51,7 +55,7 @@ func TestValidatorDenialIsInvalid(t *testing.T) {
 }
 
 func TestValidatorAllowsWithWarnings(t *testing.T) {
-	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+	resp := validator(index.New()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
 		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
 		"metadata": {"name": "p", "namespace": "app"},
 		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r1"}], "color": "red"}}`))
@@ -60,7 +64,7 @@ func TestValidatorAllowsWithWarnings(t *testing.T) {
 }
 
 func TestValidatorUnknownKindUntouched(t *testing.T) {
-	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "", "ConfigMap", `{"metadata": {"name": "x"}}`))
+	resp := validator(index.New()).Handle(context.Background(), review(t, admissionv1.Create, "", "ConfigMap", `{"metadata": {"name": "x"}}`))
 	assert.True(t, resp.Allowed)
 	assert.Empty(t, resp.Warnings)
 	assert.Empty(t, resp.Patches)
@@ -69,14 +73,14 @@ func TestValidatorUnknownKindUntouched(t *testing.T) {
 func TestValidatorMalformedObject(t *testing.T) {
 	req := review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{}`)
 	req.Object.Raw = []byte(`{"spec": [`)
-	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), req)
+	resp := validator(index.New()).Handle(context.Background(), req)
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, int32(http.StatusBadRequest), resp.Result.Code)
 	assert.Equal(t, "decoding ColorPolicy app/p: unexpected end of JSON input", resp.Result.Message)
 }
 
 func TestValidatorNamespaceFromRequest(t *testing.T) {
-	resp := validator(rules.NewMemorySnapshot()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+	resp := validator(index.New()).Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
 		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
 		"metadata": {"name": "p"},
 		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "color": "red"}}`))
@@ -109,9 +113,9 @@ func TestValidatorEnforcementModes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			v := validator(rules.NewMemorySnapshot())
-			v.Store.UseSettings(&rules.Settings{Enforcement: rules.Enforcement{Default: tc.mode}})
-			counter := relaxedTotal.WithLabelValues(string(tc.mode), rules.ReasonInvalidTargetRef, "ColorPolicy")
+			v := validator(index.New())
+			v.Store.UseSettings(&rules.Config{Enforcement: rules.Enforcement{Default: tc.mode}})
+			counter := relaxedTotal.WithLabelValues(string(tc.mode), validation.ReasonInvalidTargetRef, "ColorPolicy")
 			before := testutil.ToFloat64(counter)
 			resp := v.Handle(context.Background(), review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", badRef))
 			assert.True(t, resp.Allowed)
@@ -122,15 +126,15 @@ func TestValidatorEnforcementModes(t *testing.T) {
 }
 
 // readyStore is a store whose caches count as synced, as after start-up.
-func readyStore(table *rules.KindTable, snap *rules.MemorySnapshot) *Store {
+func readyStore(table *kinds.KindTable, snap *index.Snapshot) *Store {
 	s := NewStore(table, snap)
 	s.SetReady()
 	return s
 }
 
 func TestValidatorRefusesUntilSynced(t *testing.T) {
-	store := NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
-	policy := review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("early"))
+	store := NewStore(kinds.BuiltinKindTable(), index.New())
+	policy := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("early"))
 
 	resp := (&Validator{Store: store}).Handle(context.Background(), policy)
 	assert.False(t, resp.Allowed, "before sync a conflict would go unseen")
@@ -141,7 +145,7 @@ func TestValidatorRefusesUntilSynced(t *testing.T) {
 	assert.True(t, mutated.Allowed)
 	assert.Empty(t, mutated.Patches, "no prediction from an empty cache")
 
-	deletion := (&Validator{Store: store}).Handle(context.Background(), deleteReview(t, rules.GatewayGroup, "BackendTLSPolicy", "app", "early", btls("early")))
+	deletion := (&Validator{Store: store}).Handle(context.Background(), deleteReview(t, kinds.GatewayGroup, "BackendTLSPolicy", "app", "early", btls("early")))
 	assert.True(t, deletion.Allowed, "deletions never wait for the caches")
 
 	store.SetReady()
@@ -149,9 +153,9 @@ func TestValidatorRefusesUntilSynced(t *testing.T) {
 }
 
 func TestValidatorReviewDeadline(t *testing.T) {
-	store := readyStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store := readyStore(kinds.BuiltinKindTable(), index.New())
 	v := &Validator{Store: store, Timeout: 20 * time.Millisecond}
-	policy := review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("slow"))
+	policy := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("slow"))
 
 	// Something holds the store (in life: a stuck writer); the review must not wait past
 	// its deadline, and must not reserve the policy it refused.
@@ -169,8 +173,8 @@ func TestValidatorReviewDeadline(t *testing.T) {
 	assert.Equal(t, int32(http.StatusServiceUnavailable), resp.Result.Code)
 	assert.Equal(t, "policy attachment review of BackendTLSPolicy app/slow did not finish within 20ms (--review-timeout): the write was not checked, so it is refused; retry, and if it persists see the webhook's log and policyattachment_live_read_errors_total", resp.Result.Message)
 	assert.Equal(t, before+1, testutil.ToFloat64(reviewTimeouts))
-	assert.False(t, store.Has(schema.GroupKind{Group: rules.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "slow"), "a refused review reserves nothing")
+	assert.False(t, store.Has(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "slow"), "a refused review reserves nothing")
 
-	other := review(t, admissionv1.Create, rules.GatewayGroup, "BackendTLSPolicy", btls("next"))
+	other := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("next"))
 	assert.True(t, v.Handle(context.Background(), other).Allowed, "the deadline is per review")
 }

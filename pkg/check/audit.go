@@ -1,6 +1,10 @@
 package check
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,17 +37,17 @@ type AuditFinding struct {
 
 // Audit treats docs as the stored state (every policy in them exists) and replays the
 // policies in GEP-713 order, reporting those the rules would deny.
-func Audit(docs []manifests.Document, table *rules.KindTable, settings *rules.Settings) (*AuditReport, error) {
+func Audit(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*AuditReport, error) {
 	snap, err := State(docs, table)
 	if err != nil {
 		return nil, err
 	}
-	return AuditSnapshot(snap, settings), nil
+	return AuditSnapshot(snap, config), nil
 }
 
 // AuditSnapshot is Audit over a snapshot already built.
-func AuditSnapshot(snap *rules.MemorySnapshot, settings *rules.Settings) *AuditReport {
-	findings, audited := rules.Audit(snap, settings)
+func AuditSnapshot(snap *index.Snapshot, config *rules.Config) *AuditReport {
+	findings, audited := impact.Audit(snap, config)
 	report := &AuditReport{Findings: []AuditFinding{}, Summary: AuditSummary{Policies: audited, Findings: len(findings)}}
 	for _, f := range findings {
 		out := AuditFinding{Kind: f.Policy.Row.Kind, Namespace: f.Policy.Namespace, Name: f.Policy.Name, Denials: denials(f.Denials)}

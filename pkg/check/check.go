@@ -3,6 +3,12 @@
 package check
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -62,26 +68,26 @@ type Denial struct {
 var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Run admits the policies among docs, one by one, against everything else in docs.
-// settings (nil for the defaults) decide how each denial is enforced, as in the webhook.
-func Run(docs []manifests.Document, table *rules.KindTable, settings *rules.Settings) (*Report, error) {
-	report, _, err := Admit(docs, table, settings)
+// config (nil for the defaults) decides how each denial is enforced, as in the webhook.
+func Run(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, error) {
+	report, _, err := Admit(docs, table, config)
 	return report, err
 }
 
 // Admit is Run that also returns the state after admission: every non-policy object and
 // the admitted policies.
-func Admit(docs []manifests.Document, table *rules.KindTable, settings *rules.Settings) (*Report, *rules.MemorySnapshot, error) {
+func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, *index.Snapshot, error) {
 	snap, policies, err := load(docs, table)
 	if err != nil {
 		return nil, nil, err
 	}
 	report := &Report{Results: []Result{}}
-	if settings.Relaxes() {
-		report.Enforcement = settings.Describe()
+	if config.Relaxes() {
+		report.Enforcement = config.Describe()
 	}
 	for _, pd := range policies {
-		p := rules.NewPolicy(pd.row, pd.doc.Object)
-		req := rules.Request{Operation: rules.Create, Policy: p, Settings: settings}
+		p := policy.NewPolicy(pd.row, pd.doc.Object)
+		req := rules.Request{Operation: rules.Create, Policy: p, Config: config}
 		if old, ok := snap.GetPolicy(p.GroupKind(), p.Namespace, p.Name); ok {
 			req.Operation, req.OldPolicy = rules.Update, old
 		}
@@ -96,8 +102,7 @@ func Admit(docs []manifests.Document, table *rules.KindTable, settings *rules.Se
 			res.Warnings = []string{}
 		}
 		if v.Allowed() {
-			snap.PutPolicy(p)
-			annotate(res.Annotations, snap, p)
+			annotate(res.Annotations, snap, snap.PutPolicy(p))
 			report.Summary.Allowed++
 			if len(v.Relaxed) > 0 {
 				report.Summary.Relaxed++
@@ -113,25 +118,25 @@ func Admit(docs []manifests.Document, table *rules.KindTable, settings *rules.Se
 // State returns the state the manifests describe: every object and every policy, as if
 // all were stored (for example, created before the webhook was installed). Later
 // documents replace earlier ones of the same kind, namespace and name.
-func State(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnapshot, error) {
+func State(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, error) {
 	snap, policies, err := load(docs, table)
 	if err != nil {
 		return nil, err
 	}
 	for _, pd := range policies {
-		snap.PutPolicy(rules.NewPolicy(pd.row, pd.doc.Object))
+		snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
 	}
 	return snap, nil
 }
 
 type pendingPolicy struct {
 	doc manifests.Document
-	row *rules.KindRow
+	row *kinds.KindRow
 }
 
 // load discovers policy kinds, assigns creation timestamps and namespaces, stores every
 // non-policy object in a new snapshot, and returns the policy documents in order.
-func load(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnapshot, []pendingPolicy, error) {
+func load(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, []pendingPolicy, error) {
 	if err := discoverKinds(docs, table); err != nil {
 		return nil, nil, err
 	}
@@ -152,7 +157,7 @@ func load(docs []manifests.Document, table *rules.KindTable) (*rules.MemorySnaps
 // StateFromFiles is State for manifests too large to hold at once (`serve
 // --snapshot-from`): files are read twice, once to discover policy kinds and once to
 // build, and each file's documents are dropped once stored.
-func StateFromFiles(paths []string, table *rules.KindTable) (*rules.MemorySnapshot, int, error) {
+func StateFromFiles(paths []string, table *kinds.KindTable) (*index.Snapshot, int, error) {
 	err := manifests.Walk(paths, nil, func(docs []manifests.Document) error { return discoverKinds(docs, table) })
 	if err != nil {
 		return nil, 0, err
@@ -166,7 +171,7 @@ func StateFromFiles(paths []string, table *rules.KindTable) (*rules.MemorySnapsh
 				return err
 			}
 			if pd != nil {
-				b.snap.PutPolicy(rules.NewPolicy(pd.row, pd.doc.Object))
+				b.snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
 			}
 		}
 		count += len(docs)
@@ -177,13 +182,13 @@ func StateFromFiles(paths []string, table *rules.KindTable) (*rules.MemorySnapsh
 
 // builder stores documents one by one, assigning creation timestamps in document order.
 type builder struct {
-	table *rules.KindTable
-	snap  *rules.MemorySnapshot
+	table *kinds.KindTable
+	snap  *index.Snapshot
 	last  time.Time
 }
 
-func newBuilder(table *rules.KindTable) *builder {
-	return &builder{table: table, snap: rules.NewMemorySnapshot(), last: epoch}
+func newBuilder(table *kinds.KindTable) *builder {
+	return &builder{table: table, snap: index.New(), last: epoch}
 }
 
 // add stores a non-policy document, or returns a policy document for the caller to admit.
@@ -201,13 +206,13 @@ func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
 			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
 				d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
 		}
-		defaultNamespace(d.Object, row.Scope == rules.Namespaced)
+		defaultNamespace(d.Object, row.Scope == kinds.Namespaced)
 		return &pendingPolicy{d, row}, nil
 	}
-	if known, served := servedVersion(gv.Group, gv.Version); known && !served {
+	if known, served := kinds.ServedVersion(gv.Group, gv.Version); known && !served {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
 	}
-	defaultNamespace(d.Object, rules.IsNamespacedResource(gk))
+	defaultNamespace(d.Object, kinds.IsNamespacedResource(gk))
 	if _, err := b.snap.AddResource(gk, d.Object); err != nil {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 	}
@@ -216,21 +221,21 @@ func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
 
 // annotate predicts the impact of a just-admitted policy, as the mutating webhook writes it.
 // observedAt is the policy's creationTimestamp, the moment of its admission.
-func annotate(annotations map[string]string, snap *rules.MemorySnapshot, p *rules.Policy) {
-	im := rules.ImpactOf(snap, p, nil).ForAnnotation()
+func annotate(annotations map[string]string, snap *index.Snapshot, p *policy.Policy) {
+	im := impact.Of(snap, p, nil).ForAnnotation()
 	im.ObservedAt = p.Created.UTC().Format(time.RFC3339)
 	data, err := json.Marshal(im)
 	if err != nil {
 		return // an Impact always marshals; nothing to annotate otherwise
 	}
-	annotations[rules.AnnotationImpact] = string(data)
-	annotations[rules.AnnotationImpactSummary] = im.Summary(p)
+	annotations[impact.AnnotationImpact] = string(data)
+	annotations[impact.AnnotationImpactSummary] = im.Summary(p)
 }
 
 func denials(errs field.ErrorList) []Denial {
 	out := make([]Denial, 0, len(errs))
 	for _, e := range errs {
-		out = append(out, Denial{Reason: rules.ReasonOf(e), Field: e.Field, Message: e.ErrorBody()})
+		out = append(out, Denial{Reason: validation.ReasonOf(e), Field: e.Field, Message: e.ErrorBody()})
 	}
 	return out
 }
@@ -238,52 +243,29 @@ func denials(errs field.ErrorList) []Denial {
 func relaxed(list []rules.Relaxed) []Denial {
 	var out []Denial
 	for _, r := range list {
-		out = append(out, Denial{Reason: rules.ReasonOf(r.Error), Field: r.Error.Field, Message: r.Error.ErrorBody(), Mode: string(r.Mode)})
+		out = append(out, Denial{Reason: validation.ReasonOf(r.Error), Field: r.Error.Field, Message: r.Error.ErrorBody(), Mode: string(r.Mode)})
 	}
 	return out
 }
 
 // discoverKinds adds a generic row for every CRD in docs labelled as a policy kind that the
 // table does not already describe (built-in and configured rows are more precise).
-func discoverKinds(docs []manifests.Document, table *rules.KindTable) error {
+func discoverKinds(docs []manifests.Document, table *kinds.KindTable) error {
 	for _, d := range docs {
 		if stringAt(d.Object, "kind") != "CustomResourceDefinition" {
 			continue
 		}
-		meta, _ := d.Object["metadata"].(map[string]any)
-		labels, _ := meta["labels"].(map[string]any)
-		value, labelled := labels[rules.PolicyLabel].(string)
+		found, labelled, err := kinds.RowFromCRD(d.Object)
 		if !labelled {
 			continue
 		}
-		spec, _ := d.Object["spec"].(map[string]any)
-		group, _ := spec["group"].(string)
-		names, _ := spec["names"].(map[string]any)
-		kind, _ := names["kind"].(string)
-		if group == "" || kind == "" {
-			return &manifests.InputError{Msg: fmt.Sprintf("%s: CustomResourceDefinition needs spec.group and spec.names.kind", d.Where())}
-		}
-		if _, ok := table.Lookup(schema.GroupKind{Group: group, Kind: kind}); ok {
-			continue
-		}
-		scope := rules.Namespaced
-		if s, _ := spec["scope"].(string); s == string(rules.Cluster) {
-			scope = rules.Cluster
-		}
-		row, ok := rules.DiscoveredRow(group, kind, scope, value)
-		if !ok {
-			return &manifests.InputError{Msg: fmt.Sprintf("%s: label %s=%q names no policy class; use Direct, Inherited or true",
-				d.Where(), rules.PolicyLabel, value)}
-		}
-		versions, _ := spec["versions"].([]any)
-		for _, v := range versions {
-			if m, ok := v.(map[string]any); ok {
-				if name, ok := m["name"].(string); ok {
-					row.Versions = append(row.Versions, name)
-				}
+		if err == nil {
+			if _, ok := table.Lookup(found.Row.GroupKind()); ok {
+				continue
 			}
+			err = table.Put(found.Row)
 		}
-		if err := table.Put(row); err != nil {
+		if err != nil {
 			return &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 		}
 	}

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,7 +48,7 @@ func WriteText(w io.Writer, r *Report) error {
 				return err
 			}
 		}
-		if summary := res.Annotations[rules.AnnotationImpactSummary]; summary != "" {
+		if summary := res.Annotations[impact.AnnotationImpactSummary]; summary != "" {
 			if _, err := fmt.Fprintf(w, "    impact: %s\n", summary); err != nil {
 				return err
 			}

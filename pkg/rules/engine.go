@@ -3,6 +3,9 @@ package rules
 import (
 	"fmt"
 
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -19,17 +22,17 @@ const (
 type Request struct {
 	Operation Operation
 	// Policy is the new object (CREATE, UPDATE) or the object being deleted (DELETE).
-	Policy *Policy
+	Policy *policy.Policy
 	// OldPolicy is the stored version on UPDATE; the snapshot may still hold it, and the
 	// rules never compare a policy with an older version of itself.
-	OldPolicy *Policy
-	// Settings decide how each denial is enforced and how messages name other objects;
+	OldPolicy *policy.Policy
+	// Config decides how each denial is enforced and how messages name other objects;
 	// nil means the defaults (every denial denies, names stay in their namespace).
-	Settings *Settings
+	Config *Config
 }
 
-// Verdict is the engine's answer: denials (field errors whose detail starts with a
-// reason) and warnings. An empty Denials list means the write is allowed.
+// Verdict is the engine's answer: denials (field errors whose origin is their stable
+// reason, which also opens their detail) and warnings. An empty Denials list means the write is allowed.
 type Verdict struct {
 	Denials  field.ErrorList
 	Warnings []string
@@ -47,34 +50,25 @@ type Relaxed struct {
 // Allowed reports whether the verdict admits the write.
 func (v Verdict) Allowed() bool { return len(v.Denials) == 0 }
 
-// rule is one pure check. Every rule sees the whole request and the snapshot and reports
-// all its violations; the engine never stops at the first.
-type rule func(req *Request, snap Snapshot) (field.ErrorList, []string)
-
-// ruleSet is the ordered list of checks; denials come out in this order.
-var ruleSet = []rule{
-	validateTargetRefs,
-	validateReferences,
-	validateReferenceGrants,
-	validateMergeStrategies,
-	validateConflicts,
-	warnMissingTargets,
-}
-
 // Evaluate judges a request against a snapshot.
-func Evaluate(req Request, snap Snapshot) Verdict {
+func Evaluate(req Request, snap topology.Snapshot) Verdict {
 	var v Verdict
 	if req.Operation == Delete || req.Policy == nil {
 		return v
 	}
+	var msgs *validation.Messages
+	if req.Config != nil {
+		msgs = &req.Config.Messages
+	}
 	var found field.ErrorList
-	for _, r := range ruleSet {
-		errs, warnings := r(&req, snap)
-		found = append(found, errs...)
-		v.Warnings = append(v.Warnings, warnings...)
+	for _, r := range validation.Rules {
+		found = append(found, r(req.Policy, snap, msgs)...)
 		if req.Policy.TooManyTargetRefs() {
-			break // validateTargetRefs, first, refused the list whole; nothing else to judge
+			break // ValidateTargetRefs, first, refused the list whole; nothing else to judge
 		}
+	}
+	if !req.Policy.TooManyTargetRefs() {
+		v.Warnings = validation.WarnMissingTargets(req.Policy, snap)
 	}
 	if len(found) == 0 {
 		return v
@@ -82,11 +76,11 @@ func Evaluate(req Request, snap Snapshot) Verdict {
 	var nsLabels map[string]string
 	for _, e := range found {
 		mode := Deny
-		if req.Settings != nil {
+		if req.Config != nil {
 			if nsLabels == nil {
-				nsLabels = NamespaceLabels(snap, req.Policy.Namespace)
+				nsLabels = topology.NamespaceLabels(snap, req.Policy.Namespace)
 			}
-			mode = req.Settings.ModeFor(ReasonOf(e), req.Policy, nsLabels)
+			mode = req.Config.ModeFor(validation.ReasonOf(e), req.Policy, nsLabels)
 		}
 		switch mode {
 		case Warn:
@@ -105,16 +99,4 @@ func Evaluate(req Request, snap Snapshot) Verdict {
 // denial as it would read, and why the write went through.
 func WarnModeWarning(e *field.Error) string {
 	return fmt.Sprintf("%s (admitted: enforcement mode is Warn)", e.Error())
-}
-
-// NamespaceLabels returns the labels of a namespace as the snapshot knows them, always
-// including kubernetes.io/metadata.name (the API server sets it on every namespace).
-func NamespaceLabels(snap Snapshot, namespace string) map[string]string {
-	out := map[string]string{"kubernetes.io/metadata.name": namespace}
-	if obj, ok := snap.Object(TargetKey{Group: CoreGroup, Kind: "Namespace", Name: namespace}); ok {
-		for k, v := range obj.Labels {
-			out[k] = v
-		}
-	}
-	return out
 }

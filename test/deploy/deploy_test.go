@@ -4,6 +4,8 @@
 package deploy
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"bufio"
 	"bytes"
 	"crypto/x509"
@@ -92,7 +94,7 @@ func TestBase(t *testing.T) {
 	assertSkipsProtectedNamespaces(t, mw.NamespaceSelector.MatchExpressions)
 
 	// Every built-in policy kind's group is covered by both webhooks.
-	for _, row := range rules.BuiltinKindTable().Rows() {
+	for _, row := range kinds.BuiltinKindTable().Rows() {
 		assert.Contains(t, vw.Rules[0].APIGroups, row.Group, row.Kind)
 		assert.Contains(t, mw.Rules[0].APIGroups, row.Group, row.Kind)
 	}
@@ -127,7 +129,7 @@ func TestBase(t *testing.T) {
 	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/policyattachment", ReadOnly: true})
 	var cm corev1.ConfigMap
 	decode(t, objs, "ConfigMap/"+configMapName, &cm)
-	settings, err := rules.LoadConfig([]byte(cm.Data["config.yaml"]), "config.yaml", rules.BuiltinKindTable())
+	settings, err := rules.LoadConfig([]byte(cm.Data["config.yaml"]), "config.yaml", kinds.BuiltinKindTable())
 	require.NoError(t, err)
 	assert.False(t, settings.Relaxes(), "the shipped config denies")
 

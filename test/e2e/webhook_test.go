@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"encoding/json"
 	"io"
@@ -17,7 +20,6 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // The tests run in file order and share one topology; each names its own objects.
@@ -61,12 +63,12 @@ func TestWarningAndAnnotations(t *testing.T) {
 	stored.SetGroupVersionKind(accepted.GroupVersionKind())
 	require.NoError(t, cl.Get(context.Background(), client.ObjectKeyFromObject(accepted), stored))
 	assert.Equal(t, "Atomic defaults on Gateway e2e-infra/gw: enforced on 2 of 2 paths", stored.GetAnnotations()["policyattachment.io/impact-summary"])
-	var im rules.Impact
+	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(stored.GetAnnotations()["policyattachment.io/impact"]), &im))
 	_, err := time.Parse(time.RFC3339, im.ObservedAt)
 	require.NoError(t, err, "observedAt is a time")
 	im.ObservedAt = ""
-	assert.Equal(t, rules.Impact{Status: rules.StatusEnforced, Contexts: 2, Enforced: 2, Overrides: []string{}, OverriddenBy: []string{}}, im)
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 2, Enforced: 2, Overrides: []string{}, OverriddenBy: []string{}}, im)
 }
 
 func TestReferenceGrantAddedThenRemoved(t *testing.T) {
@@ -192,7 +194,7 @@ func TestWebhookDown(t *testing.T) {
 
 	// The README's way to find what was admitted while the webhook was away: `webhook
 	// audit` reads the cluster and replays its policies oldest first.
-	table := rules.BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	docs, err := admission.ReadCluster(ctx, cfg, table, io.Discard)
 	require.NoError(t, err)
 	report, err := check.Audit(docs, table, nil)

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"path/filepath"
 	"testing"
@@ -12,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // TestAttachToAnExistingCluster is `make run CLUSTER=current` against a second, separate
@@ -30,7 +31,7 @@ func TestAttachToAnExistingCluster(t *testing.T) {
 	attached, err := localcluster.Attach(otherCfg, "127.0.0.1", port, t.TempDir(), filepath.Join("..", "crds"))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	done, err := attached.StartWebhook(ctx, rules.BuiltinKindTable(), testLogger())
+	done, err := attached.StartWebhook(ctx, kinds.BuiltinKindTable(), testLogger())
 	require.NoError(t, err)
 
 	cl, err := client.New(otherCfg, client.Options{Scheme: runtime.NewScheme()})

@@ -5,6 +5,8 @@
 package integration
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -17,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 var (
@@ -50,7 +51,7 @@ func run(m *testing.M) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done, err := cluster.StartWebhook(ctx, rules.BuiltinKindTable(), testLogger())
+	done, err := cluster.StartWebhook(ctx, kinds.BuiltinKindTable(), testLogger())
 	if err != nil {
 		fmt.Println("integration:", err)
 		return 1

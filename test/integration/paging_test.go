@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"fmt"
 	"net"
@@ -14,7 +16,6 @@ import (
 	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/certs"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 // A replica that starts on a cluster holding more policies of one kind than one page of its
@@ -44,7 +45,7 @@ spec:
 	port, err := localcluster.FreePort()
 	require.NoError(t, err)
 	replica, err := admission.NewServer(cfg, admission.Options{Host: "127.0.0.1", Port: port, CertDir: certDir,
-		Table: rules.BuiltinKindTable(), Log: testLogger(), NoLiveReads: true})
+		Table: kinds.BuiltinKindTable(), Log: testLogger(), NoLiveReads: true})
 	require.NoError(t, err)
 	replicaCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

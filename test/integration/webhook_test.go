@@ -1,6 +1,10 @@
 package integration
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -25,7 +29,6 @@ import (
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/admission"
-	"github.com/policyattachment/webhook/pkg/rules"
 )
 
 func newClient(t *testing.T) (client.Client, *testkit.Warnings) {
@@ -188,12 +191,12 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	stored.SetGroupVersionKind(policy.GroupVersionKind())
 	require.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(policy), stored))
 	assert.Equal(t, "Atomic defaults on Gateway impact/gw: enforced on 1 of 1 path", stored.GetAnnotations()["policyattachment.io/impact-summary"])
-	var im rules.Impact
+	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(stored.GetAnnotations()["policyattachment.io/impact"]), &im))
 	_, err := time.Parse(time.RFC3339, im.ObservedAt)
 	require.NoError(t, err, "observedAt is a time")
 	im.ObservedAt = ""
-	assert.Equal(t, rules.Impact{Status: rules.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{}}, im)
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{}}, im)
 }
 
 // TestDeletionWarnsWhatItAffects deletes a ReferenceGrant an accepted policy relies on,
@@ -393,7 +396,7 @@ spec:
 	reader, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
 	// A replica whose informers have synced but not yet seen "first".
-	store := admission.NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+	store := admission.NewStore(kinds.BuiltinKindTable(), index.New())
 	store.SetReady()
 	replica := &admission.Validator{Store: store, Live: reader}
 	second := first.DeepCopy()
@@ -433,7 +436,7 @@ spec:
 	newcomer.SetName("newcomer")
 	newcomer.SetUID("")
 	replica := func(live client.Reader) *admission.Validator {
-		store := admission.NewStore(rules.BuiltinKindTable(), rules.NewMemorySnapshot())
+		store := admission.NewStore(kinds.BuiltinKindTable(), index.New())
 		store.Upsert(ghost.GroupVersionKind().GroupKind(), ghost.DeepCopy().Object)
 		store.SetReady()
 		return &admission.Validator{Store: store, Live: live}

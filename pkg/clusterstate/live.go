@@ -1,0 +1,177 @@
+package clusterstate
+
+import (
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/policyattachment/webhook/pkg/rules"
+)
+
+// Reviewer judges policy writes against the store, reading the API server where the
+// store may be behind. Its Review is the whole path of a verdict:
+//  1. prepare: when the store holds no other policy of the kind at the policy's
+//     attachment points (the moment a policy just admitted through another replica may not
+//     have reached this one's watch yet), list the kind live and feed what the store lacks;
+//  2. judge: rules.Evaluate against the store, under its read lock, and reserve the
+//     policy when it is admitted (Store.Judge);
+//  3. only when the verdict is Conflicted: confirm, live, that the policies it rests on
+//     still exist, forget those already deleted, and judge once more.
+//
+// A failed or slow read never fails the review: it is logged and counted, and the verdict
+// rests on the store.
+type Reviewer struct {
+	Store *Store
+	// Live reads from the API server; nil judges on the store alone (one replica only).
+	Live client.Reader
+}
+
+// Review judges req (for a policy of gvk) and, when reserve is set and the write is
+// admitted, reserves the policy in the store. It reports false when ctx ended first.
+func (r *Reviewer) Review(ctx context.Context, gvk schema.GroupVersionKind, req rules.Request, reserve bool) (rules.Verdict, bool) {
+	r.prepare(ctx, gvk, req.Policy, req.Operation == rules.Update)
+	verdict, ok := r.Store.Judge(ctx, req, reserve)
+	if ok && hasReason(verdict, validation.ReasonConflicted) && r.dropDeleted(ctx, gvk, req.Policy) {
+		verdict, ok = r.Store.Judge(ctx, req, reserve) // the conflict was with a policy already gone
+	}
+	return verdict, ok
+}
+
+// LiveReadTimeout bounds the live read of one review, well inside the webhook timeout, so
+// the webhook always answers: past it, the review is judged on the cache alone.
+const LiveReadTimeout = 2 * time.Second
+
+// liveContext bounds a live read by LiveReadTimeout and by half of what is left of the
+// review's deadline, so a slow API server leaves time to judge on the cache and answer.
+func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := LiveReadTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(deadline)/2)
+	}
+	return context.WithTimeout(ctx, limit)
+}
+
+// prepare closes the gap between replicas: when the store holds no other policy of the
+// kind at any of p's attachment points, it lists that kind in the namespaces concerned
+// straight from the API server and feeds what it finds into the store.
+func (v *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy, stored bool) {
+	if v.Live == nil || v.Store.HasOthersAt(p) {
+		return
+	}
+	ctx, cancel := liveContext(ctx)
+	defer cancel()
+	namespaces := map[string]bool{p.Namespace: true}
+	for _, ref := range p.TargetRefs {
+		if key := p.Key(ref); key.Namespace != "" {
+			namespaces[key.Namespace] = true
+		}
+	}
+	for ns := range namespaces {
+		if v.sameCount(ctx, gvk, ns, p, stored) {
+			continue
+		}
+		// Names only: the common answer is "nothing the cache lacks", and metadata is a
+		// fraction of the bytes. Only policies the store does not hold are read in full.
+		names := &metav1.PartialObjectMetadataList{}
+		names.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := v.Live.List(ctx, names, client.InNamespace(ns)); err != nil {
+			liveReadFailed(ctx, err, "list", gvk, ns, "")
+			return // judged on the cache; the watch catches up
+		}
+		for i := range names.Items {
+			item := &names.Items[i]
+			if (item.Namespace == p.Namespace && item.Name == p.Name) || v.Store.Has(gvk.GroupKind(), item.Namespace, item.Name) {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			if err := v.Live.Get(ctx, client.ObjectKey{Namespace: item.Namespace, Name: item.Name}, u); err != nil {
+				if !apierrors.IsNotFound(err) { // deleted since the list: nothing to add
+					liveReadFailed(ctx, err, "get", gvk, item.Namespace, item.Name)
+				}
+				continue
+			}
+			v.Store.Upsert(gvk.GroupKind(), u.Object)
+		}
+	}
+}
+
+// sameCount asks the API server how many policies of the kind the namespace holds, with a
+// one-item List whose remainingItemCount gives the rest, and reports whether the store
+// holds as many (p itself aside; stored says whether the API server holds p, as on an
+// UPDATE). Equal counts are the common case and cost one small round trip instead of
+// listing every name. A deletion and a creation at the same instant would also leave the
+// counts equal; that creation then waits for the watch, as a policy admitted at the
+// same instant through another replica does (README: "Across replicas").
+func (v *Reviewer) sameCount(ctx context.Context, gvk schema.GroupVersionKind, namespace string, p *policy.Policy, stored bool) bool {
+	probe := &metav1.PartialObjectMetadataList{}
+	probe.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := v.Live.List(ctx, probe, client.InNamespace(namespace), client.Limit(1)); err != nil {
+		return false // the full read that follows reports the error
+	}
+	server := int64(len(probe.Items))
+	switch {
+	case probe.RemainingItemCount != nil:
+		server += *probe.RemainingItemCount
+	case probe.Continue != "":
+		return false // more items, but no count: list them
+	}
+	if stored && namespace == p.Namespace {
+		server-- // p itself
+	}
+	return server == int64(v.Store.CountOthersIn(p, namespace))
+}
+
+// dropDeleted verifies, live, the policies a Conflicted verdict may rest on, and removes from
+// the store those the API server no longer has or is deleting (the watch has not caught
+// up yet). It reports whether it removed any, so the review is judged again.
+func (v *Reviewer) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy) bool {
+	if v.Live == nil {
+		return false
+	}
+	ctx, cancel := liveContext(ctx)
+	defer cancel()
+	dropped := false
+	for _, q := range v.Store.Others(p) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		err := v.Live.Get(ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
+		switch {
+		case apierrors.IsNotFound(err), err == nil && u.GetDeletionTimestamp() != nil:
+			v.Store.Forget(q)
+			liveReadDropped.Inc()
+			dropped = true
+		case err != nil:
+			liveReadFailed(ctx, err, "get", gvk, q.Namespace, q.Name)
+			return dropped
+		}
+	}
+	return dropped
+}
+
+// liveReadFailed counts and logs a live read that failed: the review is then judged on
+// the cache, which may still hold a policy already deleted (a Conflicted denial naming it)
+// or lack one just admitted through another replica.
+func liveReadFailed(ctx context.Context, err error, verb string, gvk schema.GroupVersionKind, namespace, name string) {
+	liveReadErrors.Inc()
+	logf.FromContext(ctx).Error(err, "live read of the API server failed; judging on the cache",
+		"verb", verb, "kind", gvk.Kind, "namespace", namespace, "name", name)
+}
+
+func hasReason(v rules.Verdict, reason string) bool {
+	for _, e := range v.Denials {
+		if validation.ReasonOf(e) == reason {
+			return true
+		}
+	}
+	return false
+}

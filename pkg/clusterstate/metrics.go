@@ -1,0 +1,26 @@
+package clusterstate
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics of the cluster state, registered on controller-runtime's registry.
+var (
+	liveReadErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_live_read_errors_total",
+		Help: "Live reads of the API server that failed or timed out; those reviews were judged on the cache.",
+	})
+	liveReadDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_live_read_dropped_total",
+		Help: "Policies a live read found deleted while the cache still held them; the review was judged again without them.",
+	})
+	judgesAgain = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_reviews_judged_again_total",
+		Help: "Allowed reviews judged a second time before their reservation, because the store changed while they were judged.",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(liveReadErrors, liveReadDropped, judgesAgain)
+}

@@ -1,0 +1,169 @@
+package clusterstate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/go-logr/logr"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// Feeds keeps a Store in step with the cluster: a feed (feed.go) for every kind the rules
+// read that the API server serves (the non-policy kinds, the table's policy kinds, and CRDs
+// labelled as policies, including those installed while running).
+type Feeds struct {
+	store *Store
+	mgr   manager.Manager
+	dyn   dynamic.Interface
+	table *kinds.KindTable
+	log   logr.Logger
+
+	mu      sync.Mutex // guards watched and feeds: CRD events start feeds from their own goroutines
+	watched map[schema.GroupKind]bool
+	feeds   []*feed
+}
+
+// NewFeeds prepares the feeds of store; mgr supplies the API reader, the REST mapper and the
+// CRD informer (its cache should use TrimForRules), dyn lists and watches.
+func NewFeeds(store *Store, mgr manager.Manager, dyn dynamic.Interface, table *kinds.KindTable, log logr.Logger) *Feeds {
+	return &Feeds{store: store, mgr: mgr, dyn: dyn, table: table, log: log, watched: map[schema.GroupKind]bool{}}
+}
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// TrimForRules is the transform of the one informer cache left, the CRDs' (every other
+// kind is fed straight into the Store, see feed.go): it drops what discovery does not read,
+// managed fields, status, annotations, and each version's OpenAPI schema, which is most of
+// a CRD (hundreds of KB for some gateway implementations' policy CRDs).
+func TrimForRules(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return cache.TransformStripManagedFields()(obj)
+	}
+	u.SetManagedFields(nil)
+	u.SetAnnotations(nil)
+	delete(u.Object, "status")
+	// In place: unstructured.NestedSlice would deep-copy the schemas before they are dropped.
+	spec, _ := u.Object["spec"].(map[string]any)
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "schema")
+		}
+	}
+	return u, nil
+}
+
+// Start starts a feed for every kind the rules read that the API server serves:
+// the non-policy kinds, the table's policy kinds, and CRDs labelled as policies.
+func (s *Feeds) Start(ctx context.Context) error {
+	reader := s.mgr.GetAPIReader()
+	crds := &unstructured.UnstructuredList{}
+	crds.SetGroupVersionKind(crdGVK)
+	if err := reader.List(ctx, crds, client.HasLabels{kinds.PolicyLabel}); err != nil {
+		return fmt.Errorf("listing policy CRDs: %w", err)
+	}
+	for i := range crds.Items {
+		s.addCRD(&crds.Items[i])
+	}
+	gks := kinds.ReadKinds()
+	for _, row := range s.table.Rows() {
+		gks = append(gks, row.GroupKind())
+	}
+	for _, gk := range gks {
+		mapping, err := s.mgr.GetRESTMapper().RESTMapping(gk)
+		if err != nil {
+			continue // not served by this cluster
+		}
+		if err := s.watch(ctx, mapping.GroupVersionKind); err != nil {
+			return err
+		}
+	}
+	// Policy CRDs installed while running get a row and a feed, outside any request.
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(crdGVK)
+	inf, err := s.mgr.GetCache().GetInformer(ctx, crd, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watching CRDs: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onCRD(ctx, obj) },
+		UpdateFunc: func(_, obj any) { s.onCRD(ctx, obj) },
+	})
+	return err
+}
+
+func (s *Feeds) onCRD(ctx context.Context, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	gvk, ok := s.addCRD(u)
+	if !ok {
+		return
+	}
+	go func() {
+		if err := s.watch(ctx, gvk); err != nil {
+			s.log.Error(err, "watching discovered policy kind", "kind", gvk.String())
+		}
+	}()
+}
+
+// addCRD adds the discovered row of a labelled CRD and returns its served version.
+func (s *Feeds) addCRD(u *unstructured.Unstructured) (schema.GroupVersionKind, bool) {
+	found, labelled, err := kinds.RowFromCRD(u.Object)
+	if !labelled {
+		return schema.GroupVersionKind{}, false
+	}
+	if err == nil {
+		err = s.store.AddRow(found.Row)
+	}
+	if err != nil {
+		s.log.Error(err, "discovered policy kind has an unusable row", "crd", u.GetName())
+		return schema.GroupVersionKind{}, false
+	}
+	gvk := schema.GroupVersionKind{Group: found.Row.Group, Version: found.StoredVersion, Kind: found.Row.Kind}
+	return gvk, gvk.Version != ""
+}
+
+// watch starts the feed of one kind into the store.
+func (s *Feeds) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	s.mu.Lock()
+	already := s.watched[gvk.GroupKind()]
+	s.watched[gvk.GroupKind()] = true
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	mapping, err := s.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return fmt.Errorf("resource for %s: %w", gvk, err)
+	}
+	f := newFeed(gvk.GroupKind(), s.store)
+	s.mu.Lock()
+	s.feeds = append(s.feeds, f)
+	s.mu.Unlock()
+	startFeed(ctx, s.dyn, gvk, mapping.Resource, f)
+	return nil
+}
+
+// Synced reports whether every feed has listed its kind once.
+func (s *Feeds) Synced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.feeds {
+		if !f.synced.Load() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,254 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the part of a config file that changes what a verdict does, as opposed to
+// what it finds (the kind rows): how each denial is enforced and how messages name other
+// objects. The zero value (and nil) is the safe default: every denial denies, no name
+// leaves its namespace.
+type Config struct {
+	Enforcement Enforcement         `json:"enforcement,omitempty"`
+	Messages    validation.Messages `json:"messages,omitempty"`
+
+	// compiled rules, built by Validate.
+	compiled []compiledEnforcementRule
+}
+
+// Mode says what happens to a denial.
+type Mode string
+
+const (
+	// Deny rejects the write (the default).
+	Deny Mode = "Deny"
+	// Warn admits the write and returns the denial as a warning kubectl prints.
+	Warn Mode = "Warn"
+	// DryRun admits the write silently; the webhook counts the denial in its metrics and logs it.
+	DryRun Mode = "DryRun"
+)
+
+var modes = []Mode{Deny, Warn, DryRun}
+
+// Enforcement maps denials to modes. Rules are tried in order; the first whose every set
+// field matches the denial decides, otherwise Default does. A platform team starts with
+// `default: Warn` and adds Deny rules (or flips the default) as namespaces are clean.
+type Enforcement struct {
+	Default Mode              `json:"default,omitempty"`
+	Rules   []EnforcementRule `json:"rules,omitempty"`
+}
+
+// EnforcementRule matches denials by reason, policy kind and the policy's namespace labels.
+// An empty field matches everything.
+type EnforcementRule struct {
+	Mode Mode `json:"mode"`
+	// Reasons are stable reasons (InvalidTargetRef, RefNotPermitted, ...).
+	Reasons []string `json:"reasons,omitempty"`
+	// Kinds are policy kinds, as "Kind" (any group) or "Kind.group".
+	Kinds []string `json:"kinds,omitempty"`
+	// NamespaceSelector selects the namespace of the policy by its labels. Every namespace
+	// carries kubernetes.io/metadata.name, so one can be named directly.
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+}
+
+type compiledEnforcementRule struct {
+	EnforcementRule
+	selector labels.Selector
+}
+
+// defaultConfig is what a nil *Config means.
+var defaultConfig = &Config{}
+
+// Validate checks modes, reasons and selectors, and compiles the selectors.
+func (s *Config) Validate() error {
+	var errs []string
+	if s.Enforcement.Default != "" && !validMode(s.Enforcement.Default) {
+		errs = append(errs, fmt.Sprintf("enforcement.default: unsupported mode %q; supported: %s", s.Enforcement.Default, modeList()))
+	}
+	s.compiled = s.compiled[:0]
+	for i, r := range s.Enforcement.Rules {
+		where := fmt.Sprintf("enforcement.rules[%d]", i)
+		if !validMode(r.Mode) {
+			errs = append(errs, fmt.Sprintf("%s.mode: unsupported mode %q; supported: %s", where, r.Mode, modeList()))
+		}
+		for j, reason := range r.Reasons {
+			if !validation.IsReason(reason) {
+				errs = append(errs, fmt.Sprintf("%s.reasons[%d]: unknown reason %q; known: %s", where, j, reason, strings.Join(validation.Reasons, ", ")))
+			}
+		}
+		for j, k := range r.Kinds {
+			if k == "" || strings.HasPrefix(k, ".") {
+				errs = append(errs, fmt.Sprintf("%s.kinds[%d]: %q is not Kind or Kind.group", where, j, k))
+			}
+		}
+		selector := labels.Everything()
+		if r.NamespaceSelector != nil {
+			sel, err := metav1.LabelSelectorAsSelector(r.NamespaceSelector)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s.namespaceSelector: %v", where, err))
+			} else {
+				selector = sel
+			}
+		}
+		s.compiled = append(s.compiled, compiledEnforcementRule{EnforcementRule: r, selector: selector})
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ModeFor returns the mode of a denial with reason, for policy p whose namespace carries
+// namespaceLabels.
+func (s *Config) ModeFor(reason string, p *policy.Policy, namespaceLabels map[string]string) Mode {
+	if s == nil {
+		return Deny
+	}
+	for i := range s.Enforcement.Rules {
+		var r compiledEnforcementRule
+		if i < len(s.compiled) {
+			r = s.compiled[i]
+		} else {
+			// Settings built in code without Validate: compile here (an invalid selector
+			// matches nothing, so it can only keep a denial at the default).
+			r.EnforcementRule = s.Enforcement.Rules[i]
+			r.selector = labels.Everything()
+			if r.NamespaceSelector != nil {
+				sel, err := metav1.LabelSelectorAsSelector(r.NamespaceSelector)
+				if err != nil {
+					sel = labels.Nothing()
+				}
+				r.selector = sel
+			}
+		}
+		if r.matches(reason, p, namespaceLabels) {
+			return r.Mode
+		}
+	}
+	if s.Enforcement.Default != "" {
+		return s.Enforcement.Default
+	}
+	return Deny
+}
+
+func (r *compiledEnforcementRule) matches(reason string, p *policy.Policy, namespaceLabels map[string]string) bool {
+	if len(r.Reasons) > 0 && !slices.Contains(r.Reasons, reason) {
+		return false
+	}
+	if len(r.Kinds) > 0 {
+		ok := false
+		for _, k := range r.Kinds {
+			kind, group, grouped := strings.Cut(k, ".")
+			if kind == p.Row.Kind && (!grouped || group == p.Row.Group) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return r.selector.Matches(labels.Set(namespaceLabels))
+}
+
+// configFile is a config file: kind rows plus the Config.
+type configFile struct {
+	Kinds []kinds.KindRow `json:"kinds,omitempty"`
+	Config
+}
+
+// LoadConfig reads a config file: its kind rows are added to table and its Config is
+// returned. Unknown fields are errors, so a typo never silently turns enforcement off.
+func LoadConfig(data []byte, source string, table *kinds.KindTable) (*Config, error) {
+	var f configFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && !f.Messages.NamesFromOtherNamespaces {
+		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `enforcement` or `messages`", source)
+	}
+	if err := f.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(f.Kinds) > 0 {
+		if err := table.Add(f.Kinds, source); err != nil {
+			return nil, err
+		}
+	}
+	s := f.Config
+	return &s, nil
+}
+
+// Relaxes reports whether any denial could be enforced other than Deny.
+func (s *Config) Relaxes() bool {
+	if s == nil {
+		return false
+	}
+	if s.Enforcement.Default != "" && s.Enforcement.Default != Deny {
+		return true
+	}
+	for _, r := range s.Enforcement.Rules {
+		if r.Mode != Deny {
+			return true
+		}
+	}
+	return false
+}
+
+// Describe renders the enforcement settings in one line per rule, for people.
+func (s *Config) Describe() []string {
+	if s == nil {
+		s = defaultConfig
+	}
+	def := s.Enforcement.Default
+	if def == "" {
+		def = Deny
+	}
+	out := []string{fmt.Sprintf("default: %s", def)}
+	for _, r := range s.Enforcement.Rules {
+		var when []string
+		if len(r.Reasons) > 0 {
+			when = append(when, "reasons "+strings.Join(r.Reasons, ","))
+		}
+		if len(r.Kinds) > 0 {
+			when = append(when, "kinds "+strings.Join(r.Kinds, ","))
+		}
+		if r.NamespaceSelector != nil {
+			sel, _ := metav1.LabelSelectorAsSelector(r.NamespaceSelector)
+			if sel != nil {
+				when = append(when, "namespaces "+sel.String())
+			}
+		}
+		if len(when) == 0 {
+			when = append(when, "everything")
+		}
+		out = append(out, fmt.Sprintf("%s: %s", r.Mode, strings.Join(when, "; ")))
+	}
+	return out
+}
+
+func validMode(m Mode) bool {
+	for _, v := range modes {
+		if m == v {
+			return true
+		}
+	}
+	return false
+}
+
+func modeList() string {
+	s := make([]string, len(modes))
+	for i, m := range modes {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}

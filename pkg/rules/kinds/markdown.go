@@ -1,0 +1,51 @@
+package kinds
+
+import (
+	"fmt"
+	"strings"
+)
+
+// KindTableMarkdown renders the kind table as the README's "what is enforced" table.
+func KindTableMarkdown(t *KindTable) string {
+	var b strings.Builder
+	b.WriteString("| policy kind | class | targets (sectionName) | cross-namespace targets | stanzas | strategy values | references checked |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range t.Rows() {
+		var targets []string
+		for _, tk := range r.Targets {
+			s := tk.Kind
+			if tk.Section != NoSections {
+				s += " (" + tk.Section.Noun() + ")"
+			}
+			targets = append(targets, s)
+		}
+		stanzas := []string{"bare"}
+		stanzas = append(stanzas, r.Stanzas.Defaults...)
+		stanzas = append(stanzas, r.Stanzas.Overrides...)
+		strategies := "—"
+		if r.Strategy.Field != "" {
+			strategies = fmt.Sprintf("`%s`: %s (default %s)", r.Strategy.Field, strings.Join(r.StrategyValues(), ", "), r.Strategy.Default)
+		} else {
+			strategies = "(none; " + r.Strategy.Default + ")"
+		}
+		var refs []string
+		for _, ref := range r.References {
+			refs = append(refs, "`"+ref.Path+"`")
+		}
+		cross := "no"
+		if r.CrossNamespaceTargets {
+			cross = "with ReferenceGrant"
+		}
+		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s |\n",
+			r.Group, r.Kind, r.Class, strings.Join(targets, ", "), cross,
+			strings.Join(stanzas, ", "), strategies, orDash(strings.Join(refs, ", ")))
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,186 @@
+package kinds
+
+import (
+	"slices"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Class is the GEP-713 class of a policy kind.
+type Class string
+
+const (
+	// Direct policies affect only their declared target; the merge strategy is None.
+	Direct Class = "Direct"
+	// Inherited policies span the hierarchy below their target (defaults and overrides).
+	Inherited Class = "Inherited"
+)
+
+// Scope says whether a kind's objects live in a namespace.
+type Scope string
+
+const (
+	Namespaced Scope = "Namespaced"
+	Cluster    Scope = "Cluster"
+)
+
+// SectionKind names what a targetRef's sectionName selects inside a target.
+type SectionKind string
+
+const (
+	NoSections  SectionKind = ""
+	Listener    SectionKind = "Listener"
+	RouteRule   SectionKind = "RouteRule"
+	ServicePort SectionKind = "ServicePort"
+)
+
+// Canonical merge strategies (GEP-713 "atomicity"; Kuadrant RFC "merge").
+const (
+	StrategyAtomic = "atomic"
+	StrategyPatch  = "patch"
+	StrategyMerge  = "merge"
+)
+
+// KindRow is everything the engine knows about one policy kind. Rules read rows;
+// they never switch on a kind's name.
+type KindRow struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	Scope Scope  `json:"scope,omitempty"`
+	Class Class  `json:"class"`
+	// Versions lists the API versions served for the kind; empty accepts any.
+	Versions []string `json:"versions,omitempty"`
+
+	// TargetRefFields lists the spec fields that hold target references:
+	// "targetRefs" (a list), "targetRef" (a single object), or both.
+	TargetRefFields []string `json:"targetRefFields,omitempty"`
+	// MaxTargetRefs caps spec.targetRefs; 0 means the Gateway API default of 16.
+	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
+	// CrossNamespaceTargets allows targetRefs[].namespace, subject to a ReferenceGrant.
+	CrossNamespaceTargets bool `json:"crossNamespaceTargets,omitempty"`
+	// UniqueSectionPerTarget applies BackendTLSPolicy's two sectionName rules: two refs to
+	// one target must both set sectionName, and to different values.
+	UniqueSectionPerTarget bool         `json:"uniqueSectionPerTarget,omitempty"`
+	Targets                []TargetKind `json:"targets"`
+	// EffectiveTarget is the kind whose behaviour the policy finally augments.
+	EffectiveTarget string `json:"effectiveTarget,omitempty"`
+
+	Stanzas    Stanzas     `json:"stanzas,omitempty"`
+	Strategy   Strategy    `json:"strategy,omitempty"`
+	NamedRules []string    `json:"namedRules,omitempty"`
+	References []Reference `json:"references,omitempty"`
+
+	// Source says where the row came from (builtin, config file, CRD discovery).
+	Source string `json:"-"`
+}
+
+// TargetKind is one kind a policy may target.
+type TargetKind struct {
+	Group   string      `json:"group"`
+	Kind    string      `json:"kind"`
+	Section SectionKind `json:"section,omitempty"`
+}
+
+// Stanzas names the spec fields that hold each kind of rule block.
+type Stanzas struct {
+	// Bare lists the spec fields that make up bare rules (implicit atomic defaults).
+	// Empty means every spec field that is not a target, stanza or strategy field.
+	Bare      []string `json:"bare,omitempty"`
+	Defaults  []string `json:"defaults,omitempty"`
+	Overrides []string `json:"overrides,omitempty"`
+	// Remove names the field listing named default rules a lower policy deactivates
+	// (Kuadrant RFC, Examples F); empty when the kind has none.
+	Remove string `json:"remove,omitempty"`
+	// AllowDefaultsWithOverrides opts in to Kuadrant's earlier behaviour where one
+	// instance may carry both blocks. GEP-713 Standard forbids it; default is strict.
+	AllowDefaultsWithOverrides bool `json:"allowDefaultsWithOverrides,omitempty"`
+}
+
+// Strategy describes the field an instance uses to choose its merge strategy.
+type Strategy struct {
+	// Field is the field name, looked up at spec level and inside each stanza block.
+	Field string `json:"field,omitempty"`
+	// Values maps each allowed field value to a canonical strategy (atomic|patch|merge).
+	Values map[string]string `json:"values,omitempty"`
+	// Default is the canonical strategy when the field is absent.
+	Default string `json:"default,omitempty"`
+}
+
+// Reference shapes: how a reference field is decoded.
+const (
+	// ObjectReferenceShape is Gateway API's SecretObjectReference / LocalObjectReference:
+	// group, kind, name and (if the row allows) namespace.
+	ObjectReferenceShape = "ObjectReference"
+	// IssuerReferenceShape is cert-manager's IssuerReference: name, kind, group; no namespace.
+	IssuerReferenceShape = "IssuerReference"
+)
+
+// Reference is a spec field that names another object (a Secret, a ConfigMap, an Issuer).
+type Reference struct {
+	// Shape is how the field decodes: ObjectReference (default) or IssuerReference.
+	Shape string `json:"shape,omitempty"`
+	// Path is the dotted path below spec; a segment ending in "[]" is a list.
+	Path string `json:"path"`
+	// DefaultGroup and DefaultKind apply when the reference omits them.
+	DefaultGroup string `json:"defaultGroup,omitempty"`
+	DefaultKind  string `json:"defaultKind,omitempty"`
+	// Kinds restricts the kinds the reference may name; empty allows any.
+	Kinds []string `json:"kinds,omitempty"`
+	// ClusterScopedKinds are kinds that live outside namespaces (ClusterIssuer).
+	ClusterScopedKinds []string `json:"clusterScopedKinds,omitempty"`
+	// Namespaced says the reference may carry a namespace (cross-namespace with a grant).
+	Namespaced bool `json:"namespaced,omitempty"`
+}
+
+// GroupKind returns the row's GroupKind.
+func (r *KindRow) GroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
+}
+
+// Target returns the target entry for group/kind, if the kind may target it.
+func (r *KindRow) Target(group, kind string) (TargetKind, bool) {
+	for _, t := range r.Targets {
+		if t.Group == group && t.Kind == kind {
+			return t, true
+		}
+	}
+	return TargetKind{}, false
+}
+
+// TargetKinds lists the allowed target kinds for messages, as "group/Kind" (or "Kind" for core).
+func (r *KindRow) TargetKinds() []string {
+	out := make([]string, 0, len(r.Targets))
+	for _, t := range r.Targets {
+		out = append(out, QualifiedKind(t.Group, t.Kind))
+	}
+	return out
+}
+
+// MaxRefs is the effective cap on targetRefs.
+func (r *KindRow) MaxRefs() int {
+	if r.MaxTargetRefs > 0 {
+		return r.MaxTargetRefs
+	}
+	return 16
+}
+
+// StrategyValues lists the allowed strategy field values, sorted for stable messages.
+func (r *KindRow) StrategyValues() []string {
+	out := make([]string, 0, len(r.Strategy.Values))
+	for v := range r.Strategy.Values {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ServesVersion reports whether the kind is served at version.
+func (r *KindRow) ServesVersion(version string) bool {
+	return len(r.Versions) == 0 || slices.Contains(r.Versions, version)
+}
+
+// HasTargetRefField reports whether the kind takes its targets in spec.<name>.
+func (r *KindRow) HasTargetRefField(name string) bool {
+	return slices.Contains(r.TargetRefFields, name)
+}

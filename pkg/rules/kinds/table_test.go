@@ -1,0 +1,160 @@
+package kinds
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestBuiltinKindTable(t *testing.T) {
+	table := BuiltinKindTable()
+	want := []string{
+		"gateway.envoyproxy.io/BackendTrafficPolicy", "gateway.envoyproxy.io/ClientTrafficPolicy",
+		"gateway.envoyproxy.io/EnvoyExtensionPolicy", "gateway.envoyproxy.io/SecurityPolicy",
+		"gateway.networking.k8s.io/BackendTLSPolicy", "gateway.networking.x-k8s.io/XBackendTrafficPolicy",
+		"gateway.nginx.org/ClientSettingsPolicy", "gateway.nginx.org/ObservabilityPolicy",
+		"kuadrant.io/AuthPolicy", "kuadrant.io/DNSPolicy", "kuadrant.io/RateLimitPolicy", "kuadrant.io/TLSPolicy",
+		"policies.controller.io/ColorPolicy",
+	}
+	var got []string
+	for _, r := range table.Rows() {
+		got = append(got, r.Group+"/"+r.Kind)
+		assert.Equal(t, "builtin", r.Source)
+	}
+	assert.Equal(t, want, got)
+
+	btls := mustRow(t, table, "gateway.networking.k8s.io", "BackendTLSPolicy")
+	assert.Equal(t, Direct, btls.Class)
+	assert.Equal(t, []TargetKind{{Group: "", Kind: "Service", Section: ServicePort}}, btls.Targets)
+	assert.True(t, btls.UniqueSectionPerTarget)
+
+	auth := mustRow(t, table, "kuadrant.io", "AuthPolicy")
+	assert.Equal(t, []string{"targetRef"}, auth.TargetRefFields)
+	assert.Equal(t, map[string]string{"atomic": "atomic", "merge": "merge"}, auth.Strategy.Values)
+	assert.Equal(t, []string{"rules", "patterns", "when"}, auth.Stanzas.Bare)
+
+	tls := mustRow(t, table, "kuadrant.io", "TLSPolicy")
+	assert.Equal(t, IssuerReferenceShape, tls.References[0].Shape)
+	assert.Equal(t, []string{"ClusterIssuer"}, tls.References[0].ClusterScopedKinds)
+
+	// The YAML anchors shared between Envoy Gateway rows resolve to the same targets.
+	assert.Equal(t, mustRow(t, table, "gateway.envoyproxy.io", "BackendTrafficPolicy").Targets,
+		mustRow(t, table, "gateway.envoyproxy.io", "EnvoyExtensionPolicy").Targets)
+}
+
+func TestKindTableLoad(t *testing.T) {
+	cases := map[string]struct {
+		config  string
+		wantErr string
+	}{
+		"replaces a built-in row": {
+			config: `
+kinds:
+- group: policies.controller.io
+  kind: ColorPolicy
+  class: Direct
+  targets: [{group: "", kind: Service, section: ServicePort}]`,
+		},
+		"unknown field": {
+			config:  "kinds:\n- {group: a.io, kind: P, class: Direct, targets: [{kind: Service}], colour: red}",
+			wantErr: `cfg.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "colour"`,
+		},
+		"no kinds": {
+			config:  "kinds: []",
+			wantErr: "cfg.yaml: no kinds listed under `kinds`",
+		},
+		"bad class, strategy and section": {
+			config: `
+kinds:
+- group: a.io
+  kind: P
+  class: Sometimes
+  targets: [{group: gateway.networking.k8s.io, kind: Gateway, section: Port}]
+  strategy: {field: strategy, values: {x: sideways}}`,
+			wantErr: `cfg.yaml: kinds[0]: kind a.io/P: class "Sometimes" must be Direct or Inherited; strategy value "x" maps to "sideways"; must be atomic, patch or merge; target Gateway section "Port" must be Listener, RouteRule or ServicePort`,
+		},
+		"effectiveTarget typo": {
+			config: `
+kinds:
+- group: a.io
+  kind: P
+  class: Inherited
+  targets: [{group: gateway.networking.k8s.io, kind: Gateway}]
+  effectiveTarget: RouteRules`,
+			wantErr: `cfg.yaml: kinds[0]: kind a.io/P: effectiveTarget "RouteRules" must be one of Backend, GRPCRoute, Gateway, HTTPRoute, Listener, Route, RouteRule, Service, ServiceImport, ServicePort`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			table := BuiltinKindTable()
+			err := table.Load([]byte(tc.config), "cfg.yaml")
+			if tc.wantErr != "" {
+				require.EqualError(t, err, tc.wantErr)
+				assert.Len(t, table.Rows(), 13, "a bad file adds nothing")
+				return
+			}
+			require.NoError(t, err)
+			row := mustRow(t, table, "policies.controller.io", "ColorPolicy")
+			assert.Equal(t, Direct, row.Class)
+			assert.Equal(t, "cfg.yaml", row.Source)
+			assert.Equal(t, Namespaced, row.Scope, "scope defaults to Namespaced")
+			assert.Equal(t, []string{"targetRefs"}, row.TargetRefFields, "targetRefs is the default field")
+		})
+	}
+}
+
+func TestDiscoveredRow(t *testing.T) {
+	for _, value := range []string{"Direct", "direct", "DIRECT"} {
+		row, ok := DiscoveredRow("a.io", "P", Namespaced, value)
+		require.True(t, ok, value)
+		assert.Equal(t, Direct, row.Class)
+		assert.Empty(t, row.Stanzas.Defaults, "a Direct kind has no defaults stanza")
+	}
+	for _, value := range []string{"Inherited", "inherited", "true", "True"} {
+		row, ok := DiscoveredRow("a.io", "P", Cluster, value)
+		require.True(t, ok, value)
+		assert.Equal(t, Inherited, row.Class)
+		assert.Equal(t, Cluster, row.Scope)
+		assert.True(t, row.CrossNamespaceTargets)
+		_, ok = row.Target("", "Service")
+		assert.True(t, ok, "generic rows may target Service")
+		assert.NoError(t, validateRow(&row))
+	}
+	for _, value := range []string{"", "false", "yes"} {
+		_, ok := DiscoveredRow("a.io", "P", Namespaced, value)
+		assert.False(t, ok, value)
+	}
+}
+
+func mustRow(t testing.TB, table *KindTable, group, kind string) *KindRow {
+	t.Helper()
+	row, ok := table.Lookup(schema.GroupKind{Group: group, Kind: kind})
+	require.True(t, ok, "no row for %s/%s", group, kind)
+	return row
+}
+
+func TestRowFromCRD(t *testing.T) {
+	crd := func(labels map[string]any, scope string) map[string]any {
+		return map[string]any{
+			"metadata": map[string]any{"name": "ps.a.io", "labels": labels},
+			"spec": map[string]any{"group": "a.io", "scope": scope, "names": map[string]any{"kind": "P"},
+				"versions": []any{map[string]any{"name": "v1alpha1"}, map[string]any{"name": "v1", "storage": true}}},
+		}
+	}
+	got, labelled, err := RowFromCRD(crd(map[string]any{PolicyLabel: "Direct"}, "Cluster"))
+	require.NoError(t, err)
+	assert.True(t, labelled)
+	want, _ := DiscoveredRow("a.io", "P", Cluster, "Direct")
+	want.Versions = []string{"v1alpha1", "v1"}
+	assert.Equal(t, CRDRow{Row: want, StoredVersion: "v1"}, got)
+
+	_, labelled, err = RowFromCRD(crd(map[string]any{"app": "x"}, "Namespaced"))
+	assert.False(t, labelled)
+	assert.NoError(t, err)
+
+	_, labelled, err = RowFromCRD(crd(map[string]any{PolicyLabel: "sometimes"}, "Namespaced"))
+	assert.True(t, labelled)
+	assert.EqualError(t, err, `label gateway.networking.k8s.io/policy="sometimes" names no policy class; use Direct, Inherited or true`)
+}

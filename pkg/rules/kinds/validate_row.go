@@ -1,0 +1,78 @@
+package kinds
+
+import (
+	"fmt"
+	"strings"
+)
+
+// validateRow reports a row that cannot work, so a bad config file fails loudly at load.
+func validateRow(r *KindRow) error {
+	var problems []string
+	if r.Kind == "" {
+		problems = append(problems, "kind is required")
+	}
+	if r.Class != Direct && r.Class != Inherited {
+		problems = append(problems, fmt.Sprintf("class %q must be Direct or Inherited", r.Class))
+	}
+	if r.Scope != Namespaced && r.Scope != Cluster {
+		problems = append(problems, fmt.Sprintf("scope %q must be Namespaced or Cluster", r.Scope))
+	}
+	if len(r.Targets) == 0 {
+		problems = append(problems, "targets must list at least one kind")
+	}
+	for _, f := range r.TargetRefFields {
+		if f != "targetRef" && f != "targetRefs" {
+			problems = append(problems, fmt.Sprintf("targetRefFields entry %q must be targetRef or targetRefs", f))
+		}
+	}
+	for v, s := range r.Strategy.Values {
+		if s != StrategyAtomic && s != StrategyPatch && s != StrategyMerge {
+			problems = append(problems, fmt.Sprintf("strategy value %q maps to %q; must be atomic, patch or merge", v, s))
+		}
+	}
+	for _, ref := range r.References {
+		if ref.Shape != ObjectReferenceShape && ref.Shape != IssuerReferenceShape {
+			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))
+		}
+	}
+	if _, ok := effectiveDepths[r.EffectiveTarget]; r.EffectiveTarget != "" && !ok {
+		problems = append(problems, fmt.Sprintf("effectiveTarget %q must be one of %s", r.EffectiveTarget, strings.Join(effectiveTargetNames(), ", ")))
+	}
+	for _, t := range r.Targets {
+		switch t.Section {
+		case NoSections, Listener, RouteRule, ServicePort:
+		default:
+			problems = append(problems, fmt.Sprintf("target %s section %q must be Listener, RouteRule or ServicePort", t.Kind, t.Section))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("kind %s: %s", QualifiedKind(r.Group, r.Kind), strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// applyRowDefaults fills the fields a config file may leave out.
+func applyRowDefaults(r *KindRow) {
+	if r.Scope == "" {
+		r.Scope = Namespaced
+	}
+	if len(r.TargetRefFields) == 0 {
+		r.TargetRefFields = []string{"targetRefs"}
+	}
+	for i := range r.References {
+		if r.References[i].Shape == "" {
+			r.References[i].Shape = ObjectReferenceShape
+		}
+	}
+	if r.Strategy.Default == "" {
+		r.Strategy.Default = StrategyAtomic
+	}
+}
+
+// QualifiedKind names a kind in messages: "group/Kind", or "Kind" for the core group.
+func QualifiedKind(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return group + "/" + kind
+}

@@ -1,0 +1,91 @@
+package merge
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+)
+
+// Cache memoizes the blocks and units of policies during one computation, so a
+// policy met on ten thousand paths is decoded once.
+type Cache struct {
+	blocks   map[*policy.Policy][]policy.Block
+	settings map[*policy.Policy]map[string][]Setting
+	removes  map[*policy.Policy][]string
+}
+
+// NewUnitCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{blocks: map[*policy.Policy][]policy.Block{}, settings: map[*policy.Policy]map[string][]Setting{}, removes: map[*policy.Policy][]string{}}
+}
+
+// Blocks returns a policy's rule blocks.
+func (c *Cache) Blocks(p *policy.Policy) []policy.Block {
+	b, ok := c.blocks[p]
+	if !ok {
+		b = p.Blocks()
+		c.blocks[p] = b
+	}
+	return b
+}
+
+// Settings returns the settings of one block as the fold overlays them: scalars, except
+// that each named rule is one setting (so patch and merge both overlay setting by setting).
+func (c *Cache) Settings(p *policy.Policy, b policy.Block) []Setting {
+	byField := c.settings[p]
+	if byField == nil {
+		byField = map[string][]Setting{}
+		c.settings[p] = byField
+	}
+	if u, ok := byField[b.Field]; ok {
+		return u
+	}
+	var out []Setting
+	flattenForFold(nil, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, p, &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	byField[b.Field] = out
+	return out
+}
+
+// Removes returns the named rules a policy deactivates.
+func (c *Cache) Removes(p *policy.Policy) []string {
+	if r, ok := c.removes[p]; ok {
+		return r
+	}
+	var out []string
+	if f := p.Row.Stanzas.Remove; f != "" {
+		for _, v := range asList(p.Spec()[f]) {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	c.removes[p] = out
+	return out
+}
+
+func flattenForFold(prefix []string, m map[string]any, namedRules []string, p *policy.Policy, out *[]Setting) {
+	for k, v := range m {
+		segs := append(append([]string(nil), prefix...), k)
+		path := strings.Join(segs, ".")
+		child, isMap := v.(map[string]any)
+		switch {
+		case isMap && slices.Contains(namedRules, path):
+			for name, rule := range child {
+				rs := append(append([]string(nil), segs...), name)
+				*out = append(*out, Setting{Path: path + "." + name, Segs: rs, Value: rule, Source: p})
+			}
+		case isMap && len(child) > 0:
+			flattenForFold(segs, child, namedRules, p, out)
+		default:
+			*out = append(*out, Setting{Path: path, Segs: segs, Value: v, Source: p})
+		}
+	}
+}
+
+func asList(v any) []any {
+	items, _ := v.([]any)
+	return items
+}

@@ -1,0 +1,271 @@
+package merge
+
+import (
+	"iter"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+)
+
+// Merging follows GEP-713 Standard ("Hierarchy", "Conflict resolution", "Merge strategies")
+// and the Kuadrant Defaults & Overrides RFC:
+//   - precedence on a path: higher overrides > lower overrides > lower defaults > higher
+//     defaults (Experimental GEP "Hierarchy": A override > B override > C override >
+//     C default > B default > A default); bare rules are atomic defaults;
+//   - at one level the older creationTimestamp is higher, then {namespace}/{name};
+//   - the higher policy of a pair dictates the strategy: atomic (the winner's whole block),
+//     patch (scalar by scalar; lists and maps of strings replaced whole), merge (by named rule);
+//   - a lower policy may deactivate named default rules from above with its `remove` field
+//     (Kuadrant RFC, Examples F); overrides cannot be removed.
+
+// Effective is the effective policy of one kind on one context path.
+type Effective struct {
+	Path     topology.ContextPath
+	settings map[string]Setting
+	// lostTo remembers, for a setting removed from the effective policy, which policy's
+	// action removed it (an atomic replacement or a `remove`).
+	lostTo map[string]*policy.Policy
+	// Policies are those attached along the path, highest first.
+	Policies []*policy.Policy
+
+	// Buffers kept between folds when one Effective is reused (ImpactOf folds every path
+	// a policy reaches, one after another).
+	sorted              []*policy.Policy
+	defaults, overrides []attachedBlock
+}
+
+// Settings returns the effective settings, sorted by path.
+func (e *Effective) Settings() []Setting {
+	out := make([]Setting, 0, len(e.settings))
+	for _, u := range e.settings {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Spec rebuilds the effective settings as a nested object.
+func (e *Effective) Spec() map[string]any {
+	out := map[string]any{}
+	for _, u := range e.Settings() {
+		m := out
+		for _, seg := range u.Segs[:len(u.Segs)-1] {
+			next, ok := m[seg].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[seg] = next
+			}
+			m = next
+		}
+		m[u.Segs[len(u.Segs)-1]] = u.Value
+	}
+	return out
+}
+
+// Setting returns the effective setting at path.
+func (e *Effective) Setting(path string) (Setting, bool) {
+	s, ok := e.settings[path]
+	return s, ok
+}
+
+// Each yields the effective settings, in no order.
+func (e *Effective) Each() iter.Seq[Setting] { return maps.Values(e.settings) }
+
+// LostTo yields each setting removed from the effective policy and the policy whose
+// action removed it (an atomic replacement or a `remove`), in no order.
+func (e *Effective) LostTo() iter.Seq2[string, *policy.Policy] { return maps.All(e.lostTo) }
+
+// Empty reports whether the effective policy sets nothing.
+func (e *Effective) Empty() bool { return len(e.settings) == 0 }
+
+// Sources maps each effective setting to the policy that supplied it ("namespace/name").
+func (e *Effective) Sources() map[string]string {
+	out := make(map[string]string, len(e.settings))
+	for path, u := range e.settings {
+		out[path] = u.Source.Ref()
+	}
+	return out
+}
+
+// attachedBlock is one block of one policy at one level of a path.
+type attachedBlock struct {
+	policy *policy.Policy
+	level  int
+	block  policy.Block
+}
+
+// Fold computes the effective policy of a row's kind along a path.
+func Fold(snap topology.Snapshot, row *kinds.KindRow, path topology.ContextPath, cache *Cache) *Effective {
+	e := &Effective{}
+	e.Compute(snap, row, path, cache)
+	return e
+}
+
+// Compute folds into e, reusing its maps and buffers: a fold per path of a policy that
+// reaches thousands would otherwise allocate two maps and three slices each time.
+func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path topology.ContextPath, cache *Cache) {
+	e.Path = path
+	if e.settings == nil {
+		e.settings, e.lostTo = map[string]Setting{}, map[string]*policy.Policy{}
+	}
+	clear(e.settings)
+	clear(e.lostTo)
+	e.Policies = e.Policies[:0]
+	defaults, overrides := e.defaults[:0], e.overrides[:0]
+	var buf [topology.MaxPathKeys]policy.TargetKey
+	for level, key := range path.AppendKeys(buf[:0]) {
+		atLevel := snap.PoliciesAt(row.GroupKind(), key)
+		if len(atLevel) == 0 {
+			continue
+		}
+		sorted := append(e.sorted[:0], atLevel...)
+		slices.SortFunc(sorted, func(a, b *policy.Policy) int {
+			if a.Higher(b) {
+				return -1
+			}
+			if b.Higher(a) {
+				return 1
+			}
+			return 0
+		})
+		e.sorted = sorted
+		for _, p := range sorted {
+			// A policy attached at two levels of one path (two targetRefs) counts at the
+			// higher one. The policies of one path are a handful: a scan, not a map.
+			if slices.Contains(e.Policies, p) {
+				continue
+			}
+			e.Policies = append(e.Policies, p)
+			for _, b := range cache.Blocks(p) {
+				ab := attachedBlock{policy: p, level: level, block: b}
+				if b.Class == policy.OverridesClass {
+					overrides = append(overrides, ab)
+				} else {
+					defaults = append(defaults, ab)
+				}
+			}
+		}
+	}
+	e.defaults, e.overrides = defaults, overrides
+	// Defaults, highest first: each lower block merges in with the strategy of the block
+	// above it, and wins where they overlap.
+	prevStrategy, prevLevel := "", -1
+	for _, ab := range defaults {
+		if row.Class == kinds.Direct && ab.level == prevLevel {
+			continue // merge strategy None: the oldest at one attachment point wins alone
+		}
+		prevLevel = ab.level
+		e.removeNamed(ab.policy, cache)
+		mergeBy(defaultsMerges, prevStrategy)(e, ab.policy, cache.Settings(ab.policy, ab.block))
+		prevStrategy = ab.block.Strategy
+	}
+	// Overrides, lowest first, so that the highest is applied last and wins; each with its
+	// own strategy (the override is the higher of every pair it meets).
+	for i := len(overrides) - 1; i >= 0; i-- {
+		ab := overrides[i]
+		mergeBy(overridesMerges, ab.block.Strategy)(e, ab.policy, cache.Settings(ab.policy, ab.block))
+	}
+}
+
+// replaceAll drops every setting: an atomic winner takes the whole block.
+func (e *Effective) replaceAll(winner *policy.Policy) {
+	for path, u := range e.settings {
+		if u.Source != winner {
+			e.lostTo[path] = winner
+		}
+		delete(e.settings, path)
+	}
+}
+
+// overlay sets each unit, replacing the same setting and any setting nested in, or
+// enclosing, it.
+func (e *Effective) overlay(units []Setting) {
+	for _, u := range units {
+		for path, old := range e.settings {
+			if path == u.Path || isBelow(path, u.Path) || isBelow(u.Path, path) {
+				if old.Source != u.Source && path != u.Path {
+					e.lostTo[path] = u.Source
+				}
+				delete(e.settings, path)
+			}
+		}
+		e.settings[u.Path] = u
+	}
+}
+
+// isBelow reports whether the dotted setting path lies under parent ("a.b" under "a"),
+// without building parent+"." on every comparison of every fold.
+func isBelow(path, parent string) bool {
+	return len(path) > len(parent) && path[len(parent)] == '.' && path[:len(parent)] == parent
+}
+
+// removeNamed applies a policy's `remove` list: named default rules from above are
+// deactivated (Kuadrant RFC, Example F1). It runs in the defaults phase only, so it never
+// touches overrides (Example F2).
+func (e *Effective) removeNamed(p *policy.Policy, cache *Cache) {
+	for _, name := range cache.Removes(p) {
+		for path, u := range e.settings {
+			if u.Source != p && u.Segs[len(u.Segs)-1] == name {
+				e.lostTo[path] = p
+				delete(e.settings, path)
+			}
+		}
+	}
+}
+
+// Winner is the policy whose setting stands at path, or whose action removed it.
+func (e *Effective) Winner(path string) *policy.Policy {
+	if u, ok := e.settings[path]; ok {
+		return u.Source
+	}
+	for p, u := range e.settings {
+		if strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+".") {
+			return u.Source
+		}
+	}
+	return e.lostTo[path]
+}
+
+// The strategies, as the fold applies them. The higher block of a pair dictates the
+// strategy: a defaults block merges into what the defaults above it set by their strategy,
+// and an overrides block into everything below it by its own.
+type mergeFunc func(e *Effective, incoming *policy.Policy, settings []Setting)
+
+var (
+	defaultsMerges  = map[string]mergeFunc{kinds.StrategyAtomic: atomicDefaults, kinds.StrategyPatch: bySetting, kinds.StrategyMerge: bySetting}
+	overridesMerges = map[string]mergeFunc{kinds.StrategyAtomic: atomicOverride, kinds.StrategyPatch: bySetting, kinds.StrategyMerge: bySetting}
+)
+
+// mergeBy returns the merge of a strategy; the first block of a path ("" above it) and any
+// strategy outside the table merge setting by setting.
+func mergeBy(table map[string]mergeFunc, strategy string) mergeFunc {
+	if f, ok := table[strategy]; ok {
+		return f
+	}
+	return bySetting
+}
+
+// atomicDefaults: below atomic defaults, a block that sets anything replaces the whole
+// block above it.
+func atomicDefaults(e *Effective, incoming *policy.Policy, settings []Setting) {
+	if len(settings) > 0 {
+		e.replaceAll(incoming)
+	}
+	e.overlay(settings)
+}
+
+// atomicOverride: an atomic override replaces everything below it.
+func atomicOverride(e *Effective, incoming *policy.Policy, settings []Setting) {
+	e.replaceAll(incoming)
+	e.overlay(settings)
+}
+
+// bySetting (patch, merge): setting by setting, the incoming block wins where both set.
+func bySetting(e *Effective, _ *policy.Policy, settings []Setting) {
+	e.overlay(settings)
+}

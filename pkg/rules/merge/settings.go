@@ -1,0 +1,107 @@
+package merge
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+)
+
+// Setting is one unit of a block of rules, and the policy that supplied it.
+//
+// There are two granularities, and both are read from the same blocks:
+//   - the fold overlays settings at the finest granularity a strategy can merge by
+//     (Cache.Settings): every scalar path, except that a named rule is one setting whole;
+//   - two blocks at one level are compared for a conflict at the coarser of their two
+//     strategies (SettingsOf): the whole block (atomic), every scalar (patch), or each
+//     named rule and each other field whole (merge).
+type Setting struct {
+	// Path is dotted, relative to the block ("colors.light", "limits.per-user"); empty
+	// for the whole block.
+	Path string
+	// Segs is Path split at its dots; set by the fold only (Effective.Spec rebuilds the
+	// nested object from it).
+	Segs  []string
+	Value any
+	// Source is the policy that supplied the setting; set by the fold only.
+	Source *policy.Policy
+}
+
+// granularity orders strategies from coarse to fine, for comparing two blocks.
+var granularity = map[string]int{kinds.StrategyAtomic: 0, kinds.StrategyMerge: 1, kinds.StrategyPatch: 2}
+
+// CoarserStrategy returns the coarser of two strategies; two blocks are compared at the
+// granularity both of them can see.
+func CoarserStrategy(a, b string) string {
+	if granularity[a] <= granularity[b] {
+		return a
+	}
+	return b
+}
+
+// SettingsOf returns a block's settings at the given strategy's granularity, sorted by
+// path, for comparing two blocks.
+func SettingsOf(b policy.Block, strategy string, namedRules []string) []Setting {
+	var out []Setting
+	switch strategy {
+	case kinds.StrategyPatch:
+		flattenScalars("", b.Body, &out)
+	case kinds.StrategyMerge:
+		flattenNamedRules("", b.Body, namedRules, &out)
+	default:
+		out = []Setting{{Path: "", Value: b.Body}}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// flattenScalars follows GEP-713 (Experimental) "Merging into existing spec fields": nested
+// objects merge field by field, lists are replaced whole. Without a schema a string map
+// cannot be told from a struct, so every object is merged field by field.
+func flattenScalars(prefix string, m map[string]any, out *[]Setting) {
+	for k, v := range m {
+		path := joinPath(prefix, k)
+		if child, ok := v.(map[string]any); ok && len(child) > 0 {
+			flattenScalars(path, child, out)
+			continue
+		}
+		*out = append(*out, Setting{Path: path, Value: v})
+	}
+}
+
+// flattenNamedRules follows the Kuadrant RFC's merge granularity: each entry of a map that
+// holds named rules is one setting; any other field is one setting whole.
+func flattenNamedRules(prefix string, m map[string]any, namedRules []string, out *[]Setting) {
+	for k, v := range m {
+		path := joinPath(prefix, k)
+		child, isMap := v.(map[string]any)
+		switch {
+		case isMap && slices.Contains(namedRules, path):
+			for name, rule := range child {
+				*out = append(*out, Setting{Path: path + "." + name, Value: rule})
+			}
+		case isMap && hasPrefixIn(namedRules, path+"."):
+			flattenNamedRules(path, child, namedRules, out)
+		default:
+			*out = append(*out, Setting{Path: path, Value: v})
+		}
+	}
+}
+
+func joinPath(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
+}
+
+func hasPrefixIn(list []string, prefix string) bool {
+	for _, x := range list {
+		if strings.HasPrefix(x, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Gateway API route attachment, as the hierarchy needs it: a route attaches to a listener
+// only if one of its parentRefs selects the listener (sectionName and/or port), the
+// listener's allowedRoutes admit the route's namespace and kind, and their hostnames
+// intersect. Contour's design calls the last one "domain match".
+
+// attaches reports whether route attaches to listener l of owner (a Gateway or a
+// ListenerSet of gw).
+func (w *walker) attaches(route, owner, gw *Object, l ListenerInfo) bool {
+	selected := false
+	for p := range route.Route.ParentRefs() {
+		if p.Key() != owner.Key() {
+			continue
+		}
+		if (p.SectionName == "" || p.SectionName == l.Name) && (p.Port == 0 || p.Port == l.Port) {
+			selected = true
+			break
+		}
+	}
+	return selected &&
+		w.namespaceAllowed(route.Namespace, owner.Namespace, l) &&
+		kindAllowed(route, l) &&
+		hostnamesIntersect(l.Hostname, route.Route.Hostnames)
+}
+
+// namespaceAllowed applies allowedRoutes.namespaces: Same (the default), All, or Selector
+// against the labels of the route's Namespace.
+func (w *walker) namespaceAllowed(routeNS, listenerNS string, l ListenerInfo) bool {
+	switch l.From {
+	case "All":
+		return true
+	case "Selector":
+		var sel metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(l.Selector, &sel); err != nil {
+			return false
+		}
+		selector, err := metav1.LabelSelectorAsSelector(&sel)
+		if err != nil {
+			return false
+		}
+		return selector.Matches(labels.Set(w.namespaceLabels(routeNS)))
+	default:
+		return routeNS == listenerNS
+	}
+}
+
+func (w *walker) namespaceLabels(ns string) map[string]string {
+	return NamespaceLabels(w.snap, ns)
+}
+
+// protocolRouteKinds are the route kinds a listener admits when allowedRoutes.kinds is
+// empty, by protocol (Gateway API's defaults).
+var protocolRouteKinds = map[string][]string{
+	"HTTP":  {"HTTPRoute", "GRPCRoute"},
+	"HTTPS": {"HTTPRoute", "GRPCRoute"},
+	"TLS":   {"TLSRoute"},
+	"TCP":   {"TCPRoute"},
+	"UDP":   {"UDPRoute"},
+}
+
+func kindAllowed(route *Object, l ListenerInfo) bool {
+	if len(l.Kinds) > 0 {
+		for _, k := range l.Kinds {
+			if k.Group == route.Group && k.Kind == route.Kind {
+				return true
+			}
+		}
+		return false
+	}
+	routeKinds, known := protocolRouteKinds[l.Protocol]
+	return !known || slices.Contains(routeKinds, route.Kind)
+}
+
+// hostnamesIntersect is the "domain match": an empty side matches anything; otherwise two
+// names match when equal, or when one is a wildcard `*.d` and the other a precise name
+// exactly one label under d.
+func hostnamesIntersect(listener string, routeHosts []string) bool {
+	if listener == "" || len(routeHosts) == 0 {
+		return true
+	}
+	for _, h := range routeHosts {
+		if hostMatch(listener, h) || hostMatch(h, listener) {
+			return true
+		}
+	}
+	return false
+}
+
+func hostMatch(pattern, host string) bool {
+	if pattern == host {
+		return true
+	}
+	if !strings.HasPrefix(pattern, "*.") || strings.HasPrefix(host, "*.") {
+		return false
+	}
+	suffix := pattern[1:] // ".example.com"
+	if !strings.HasSuffix(host, suffix) {
+		return false
+	}
+	label := strings.TrimSuffix(host, suffix)
+	return label != "" && !strings.Contains(label, ".")
+}
+
+// backendPermitted counts a backendRef into another namespace only with a ReferenceGrant
+// there from the route (GEP-709).
+func (w *walker) backendPermitted(route *Object, backend policy.TargetKey) bool {
+	if backend.Namespace == route.Namespace {
+		return true
+	}
+	return grantAdmits(w.snap, route.Group, route.Kind, route.Namespace, backend)
+}

@@ -1,0 +1,45 @@
+package topology
+
+import (
+	"iter"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Snapshot is the state of the cluster the rules read. Every lookup is by key or index;
+// a rule never lists the world. The webhook backs it with a store fed by list and watch; `check` and
+// tests back it with a MemorySnapshot.
+type Snapshot interface {
+	// Object returns a non-policy object (Gateway, HTTPRoute, Service...) by key (no section).
+	Object(key policy.TargetKey) (*Object, bool)
+	// PoliciesAt returns the policies of one kind attached at exactly key (object and section).
+	PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*policy.Policy
+	// ReferenceGrants returns the ReferenceGrants in a namespace (v1 and v1beta1 alike).
+	ReferenceGrants(namespace string) []*gatewayv1.ReferenceGrant
+
+	// RoutesByParent returns the xRoutes with a parentRef naming a Gateway or ListenerSet.
+	RoutesByParent(parent policy.TargetKey) iter.Seq[*Object]
+	// RoutesByBackend returns the xRoutes with a backendRef naming a backend.
+	RoutesByBackend(backend policy.TargetKey) iter.Seq[*Object]
+	// GatewaysByClass returns the Gateways of a GatewayClass.
+	GatewaysByClass(class string) []*Object
+	// GatewaysInNamespace returns the Gateways in a namespace.
+	GatewaysInNamespace(namespace string) []*Object
+	// ListenerSetsByGateway returns the ListenerSets whose parentRef names a Gateway.
+	ListenerSetsByGateway(gateway policy.TargetKey) []*Object
+	// PoliciesIn returns the policies of one kind in a namespace.
+	PoliciesIn(kind schema.GroupKind, namespace string) []*policy.Policy
+}
+
+// State is a snapshot that can also list what it holds, for whole-state views (`webhook
+// explain`, the audit): a review never lists the world.
+type State interface {
+	Snapshot
+	// Gateways returns every Gateway, ordered by namespace and name.
+	Gateways() []*Object
+	// Policies returns every policy, ordered by kind, namespace and name.
+	Policies() []*policy.Policy
+}

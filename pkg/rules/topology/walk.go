@@ -1,0 +1,374 @@
+package topology
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ContextPath is one chain from a root down to an effective target (GEP-713 "context").
+type ContextPath struct {
+	start, end kinds.Depth
+
+	Gateway  *Object
+	Set      *Object // the ListenerSet the listener comes from, if any
+	Listener string
+	Route    *Object
+	Rule     int
+	Backend  policy.TargetKey
+	Port     string
+}
+
+// Keys returns the attachment points along the path, least specific first. Each is a
+// level of the GEP-713 hierarchy: GatewayClass, Namespace, Gateway, (ListenerSet),
+// Listener, xRoute, RouteRule, Backend, ServicePort.
+func (c ContextPath) Keys() []policy.TargetKey {
+	return c.AppendKeys(make([]policy.TargetKey, 0, MaxPathKeys))
+}
+
+// MaxPathKeys is the most attachment points a path has (one per hierarchy level).
+const MaxPathKeys = 10
+
+// AppendKeys is Keys into a caller's buffer, so a fold over ten thousand paths allocates none.
+func (c ContextPath) AppendKeys(keys []policy.TargetKey) []policy.TargetKey {
+	if c.start <= kinds.DepthGateway && c.Gateway != nil {
+		if c.Gateway.Gateway != nil && c.Gateway.Gateway.ClassName != "" {
+			keys = append(keys, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "GatewayClass", Name: c.Gateway.Gateway.ClassName})
+		}
+		keys = append(keys, policy.TargetKey{Group: kinds.CoreGroup, Kind: "Namespace", Name: c.Gateway.Namespace}, c.Gateway.Key())
+	}
+	if c.start <= kinds.DepthListener && c.end >= kinds.DepthListener {
+		owner := c.Gateway
+		if c.Set != nil {
+			keys = append(keys, c.Set.Key())
+			owner = c.Set
+		}
+		k := owner.Key()
+		k.Section = c.Listener
+		keys = append(keys, k)
+	}
+	if c.start <= kinds.DepthRoute && c.end >= kinds.DepthRoute {
+		keys = append(keys, c.Route.Key())
+	}
+	if c.start <= kinds.DepthRule && c.end >= kinds.DepthRule {
+		if name := c.Route.Route.RuleName(c.Rule); name != "" {
+			k := c.Route.Key()
+			k.Section = name
+			keys = append(keys, k)
+		}
+	}
+	if c.end >= kinds.DepthBackend {
+		keys = append(keys, c.Backend)
+	}
+	if c.end >= kinds.DepthPort && c.Port != "" {
+		k := c.Backend
+		k.Section = c.Port
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Strings renders the path for people: "Gateway infra/gw", "Listener https", ...
+func (c ContextPath) Strings() []string {
+	var out []string
+	if c.start <= kinds.DepthGateway {
+		out = append(out, "Gateway "+c.Gateway.Namespace+"/"+c.Gateway.Name)
+	}
+	if c.start <= kinds.DepthListener && c.end >= kinds.DepthListener {
+		if c.Set != nil {
+			out = append(out, "ListenerSet "+c.Set.Namespace+"/"+c.Set.Name)
+		}
+		out = append(out, "Listener "+c.Listener)
+	}
+	if c.start <= kinds.DepthRoute && c.end >= kinds.DepthRoute {
+		out = append(out, c.Route.Kind+" "+c.Route.Namespace+"/"+c.Route.Name)
+	}
+	if c.start <= kinds.DepthRule && c.end >= kinds.DepthRule {
+		if name := c.Route.Route.RuleName(c.Rule); name != "" {
+			out = append(out, "Rule "+name)
+		} else {
+			out = append(out, "Rule "+strconv.Itoa(c.Rule))
+		}
+	}
+	if c.end >= kinds.DepthBackend {
+		out = append(out, c.Backend.Kind+" "+c.Backend.Namespace+"/"+c.Backend.Name)
+	}
+	if c.end >= kinds.DepthPort {
+		out = append(out, "Port "+c.Port)
+	}
+	return out
+}
+
+// End is the depth at which the path ends.
+func (c ContextPath) End() kinds.Depth { return c.end }
+
+// String joins the path with " > ".
+func (c ContextPath) String() string { return strings.Join(c.Strings(), " > ") }
+
+// PathsThrough returns the context paths of a row's kind that pass through an attachment
+// point. The work grows with the paths found, never with the cluster: every step is an
+// index lookup (routes by parent or backend, gateways by class or namespace).
+func PathsThrough(snap Snapshot, row *kinds.KindRow, key policy.TargetKey) []ContextPath {
+	return pathsThrough(snap, row, key, nil)
+}
+
+// pathsThrough is PathsThrough appending to into.
+func pathsThrough(snap Snapshot, row *kinds.KindRow, key policy.TargetKey, into []ContextPath) []ContextPath {
+	w := &walker{snap: snap, end: row.PathDepth(), out: into}
+	start := len(into)
+	if row.Class == kinds.Direct {
+		w.direct(key)
+		return w.out
+	}
+	info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind})
+	switch info.Role {
+	case kinds.RoleGatewayClass:
+		for _, gw := range snap.GatewaysByClass(key.Name) {
+			w.fromGateway(gw, "", nil)
+		}
+	case kinds.RoleNamespace:
+		for _, gw := range snap.GatewaysInNamespace(key.Name) {
+			w.fromGateway(gw, "", nil)
+		}
+	case kinds.RoleGateway:
+		if gw, ok := snap.Object(key); ok && gw.Gateway != nil {
+			w.fromGateway(gw, key.Section, nil)
+		}
+	case kinds.RoleListenerSet:
+		if set, ok := snap.Object(key); ok && set.Gateway != nil && set.Gateway.Parent != nil {
+			if gw, ok := snap.Object(*set.Gateway.Parent); ok {
+				w.fromListeners(gw, set, key.Section, nil)
+			}
+		}
+	case kinds.RoleRoute:
+		if route, ok := snap.Object(key.Object()); ok && route.Route != nil {
+			w.viaParents(route, key.Section, nil)
+		}
+	case kinds.RoleBackend, "":
+		backend := key.Object()
+		for route := range snap.RoutesByBackend(backend) {
+			w.viaParents(route, "", &backend)
+		}
+		if key.Section != "" {
+			w.out = w.out[:start+len(keepPort(w.out[start:], key.Section))]
+		}
+	}
+	return w.out
+}
+
+// AllPaths returns every context path of a row's kind in the state, for whole-state views.
+func AllPaths(snap State, row *kinds.KindRow) []ContextPath {
+	w := &walker{snap: snap, end: row.PathDepth()}
+	for _, gw := range snap.Gateways() {
+		w.fromGateway(gw, "", nil)
+	}
+	return w.out
+}
+
+type walker struct {
+	snap Snapshot
+	end  kinds.Depth
+	out  []ContextPath
+}
+
+func (w *walker) emit(c ContextPath) {
+	c.end = w.end
+	w.out = append(w.out, c)
+}
+
+// fromGateway walks a Gateway's own listeners and those of its ListenerSets.
+func (w *walker) fromGateway(gw *Object, listener string, route *Object) {
+	w.fromListeners(gw, nil, listener, route)
+	if w.end >= kinds.DepthListener {
+		for _, set := range w.snap.ListenerSetsByGateway(gw.Key()) {
+			w.fromListeners(gw, set, listener, route)
+		}
+	}
+}
+
+// fromListeners walks the listeners of gw (or of a ListenerSet of gw), optionally only one
+// listener, and optionally only one route.
+func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
+	if w.end == kinds.DepthGateway {
+		if set == nil {
+			w.emit(ContextPath{Gateway: gw})
+		}
+		return
+	}
+	owner := gw
+	if set != nil {
+		owner = set
+	}
+	for _, l := range owner.Gateway.Listeners {
+		if listener != "" && l.Name != listener {
+			continue
+		}
+		base := ContextPath{Gateway: gw, Set: set, Listener: l.Name}
+		if w.end == kinds.DepthListener {
+			w.emit(base)
+			continue
+		}
+		routes := w.snap.RoutesByParent(owner.Key())
+		if only != nil {
+			routes = slices.Values([]*Object{only})
+		}
+		for route := range routes {
+			if w.attaches(route, owner, gw, l) {
+				w.fromRoute(base, route, "", nil)
+			}
+		}
+	}
+}
+
+// viaParents walks up from a route to every listener it attaches to, then down its rules.
+func (w *walker) viaParents(route *Object, rule string, backend *policy.TargetKey) {
+	seen := map[policy.TargetKey]bool{}
+	for p := range route.Route.ParentRefs() {
+		key := p.Key()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		owner, ok := w.snap.Object(key)
+		if !ok || owner.Gateway == nil {
+			continue
+		}
+		gw, set := owner, (*Object)(nil)
+		if owner.Gateway.Parent != nil {
+			set = owner
+			if gw, ok = w.snap.Object(*owner.Gateway.Parent); !ok {
+				continue
+			}
+		}
+		for _, l := range owner.Gateway.Listeners {
+			if w.attaches(route, owner, gw, l) {
+				w.fromRoute(ContextPath{Gateway: gw, Set: set, Listener: l.Name}, route, rule, backend)
+			}
+		}
+	}
+}
+
+// fromRoute walks a route's rules, backends and ports below a listener.
+func (w *walker) fromRoute(base ContextPath, route *Object, rule string, backend *policy.TargetKey) {
+	base.Route = route
+	if w.end == kinds.DepthRoute {
+		w.emit(base)
+		return
+	}
+	for i := range route.Route.Rules {
+		if rule != "" && route.Route.RuleName(i) != rule {
+			continue
+		}
+		c := base
+		c.Rule = i
+		if w.end == kinds.DepthRule {
+			w.emit(c)
+			continue
+		}
+		seen := map[policy.TargetKey]bool{}
+		for b := range route.Route.Backends(i) {
+			key := b.Key()
+			if (backend != nil && key != *backend) || seen[key] || !w.backendPermitted(route, key) {
+				continue
+			}
+			seen[key] = true
+			c.Backend = key
+			w.fromBackend(c, b)
+		}
+	}
+}
+
+// fromBackend ends a path at the backend, or at the Service port a backendRef selects.
+func (w *walker) fromBackend(c ContextPath, b BackendRef) {
+	if w.end == kinds.DepthBackend {
+		w.emit(c)
+		return
+	}
+	c.Port = portName(w.snap, b.Key(), b.Port)
+	w.emit(c)
+}
+
+// direct lists the paths of a Direct kind: its declared target, and the target's sections
+// when the effective target is a section. Direct effects do not span the hierarchy.
+func (w *walker) direct(key policy.TargetKey) {
+	obj, ok := w.snap.Object(key.Object())
+	if !ok {
+		return
+	}
+	switch {
+	case obj.Gateway != nil && obj.Gateway.Parent == nil:
+		c := ContextPath{start: kinds.DepthGateway, Gateway: obj}
+		if w.end < kinds.DepthListener {
+			w.emit(c)
+			return
+		}
+		w.end = kinds.DepthListener
+		for _, l := range obj.Gateway.Listeners {
+			if key.Section == "" || l.Name == key.Section {
+				c.Listener = l.Name
+				w.emit(c)
+			}
+		}
+	case obj.Route != nil:
+		c := ContextPath{start: kinds.DepthRoute, Route: obj}
+		if w.end <= kinds.DepthRoute {
+			w.end = kinds.DepthRoute
+			w.emit(c)
+			return
+		}
+		w.end = kinds.DepthRule
+		for i := range obj.Route.Rules {
+			if key.Section == "" || obj.Route.RuleName(i) == key.Section {
+				c.Rule = i
+				w.emit(c)
+			}
+		}
+	case obj.Service != nil:
+		c := ContextPath{start: kinds.DepthBackend, Backend: key.Object()}
+		if w.end < kinds.DepthPort {
+			w.end = kinds.DepthBackend
+			w.emit(c)
+			return
+		}
+		for _, p := range obj.Service.Ports {
+			name := p.Name
+			if name == "" {
+				name = strconv.FormatInt(p.Port, 10)
+			}
+			if key.Section == "" || name == key.Section {
+				c.Port = name
+				w.emit(c)
+			}
+		}
+	}
+}
+
+// portName names the Service port a backendRef selects: its name, or its number when the
+// port is unnamed or the Service is not in the snapshot.
+func portName(snap Snapshot, backend policy.TargetKey, port int64) string {
+	if svc, ok := snap.Object(backend); ok && svc.Service != nil {
+		for _, p := range svc.Service.Ports {
+			if p.Port == port && p.Name != "" {
+				return p.Name
+			}
+		}
+		if port == 0 && len(svc.Service.Ports) == 1 && svc.Service.Ports[0].Name != "" {
+			return svc.Service.Ports[0].Name
+		}
+	}
+	return strconv.FormatInt(port, 10)
+}
+
+func keepPort(paths []ContextPath, port string) []ContextPath {
+	out := paths[:0]
+	for _, c := range paths {
+		if c.Port == port {
+			out = append(out, c)
+		}
+	}
+	return out
+}

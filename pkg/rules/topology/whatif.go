@@ -1,0 +1,40 @@
+package topology
+
+import (
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// WithPolicy is a read-only view of a snapshot in which p is stored (replacing any stored
+// version of it), for predicting p's impact before it is admitted. Nothing is copied.
+func WithPolicy(snap Snapshot, p *policy.Policy) Snapshot {
+	keys := map[policy.TargetKey]bool{}
+	for _, k := range p.UniqueKeys() {
+		keys[k] = true
+	}
+	return &withPolicy{Snapshot: snap, p: p, keys: keys}
+}
+
+type withPolicy struct {
+	Snapshot
+	p    *policy.Policy
+	keys map[policy.TargetKey]bool
+}
+
+// PoliciesAt returns the base policies at key, without p's stored version, plus p.
+func (w *withPolicy) PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*policy.Policy {
+	base := w.Snapshot.PoliciesAt(kind, key)
+	if kind != w.p.GroupKind() {
+		return base
+	}
+	out := make([]*policy.Policy, 0, len(base)+1)
+	for _, q := range base {
+		if q.Namespace != w.p.Namespace || q.Name != w.p.Name {
+			out = append(out, q)
+		}
+	}
+	if w.keys[key] {
+		out = append(out, w.p)
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package validation
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/merge"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidateConflicts denies a same-level conflict: another policy of the same kind attached
+// at the same target and section, whose outcome against this one would depend on creation
+// order alone (GEP-713 "Conflict resolution" steps 2 and 3).
+//
+// Direct kinds merge with None: any second policy at one attachment point conflicts.
+// Inherited kinds conflict only when both set the same setting, in the same stanza class,
+// to different values; the setting's granularity is the coarser of the two strategies.
+func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[policy.TargetKey]bool{}
+	for _, ref := range p.TargetRefs {
+		key := p.Key(ref)
+		if seen[key] || ref.Name == "" {
+			continue
+		}
+		seen[key] = true
+		others := otherPolicies(snap, p, key)
+		conflicting := 0
+		for _, q := range others {
+			if conflicting == maxConflictingPolicies {
+				break
+			}
+			var found field.ErrorList
+			if p.Row.Class == kinds.Direct {
+				found = field.ErrorList{field.Forbidden(ref.Path, fmt.Sprintf(
+					"%s already has %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
+					key, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)))}
+			} else {
+				found = inheritedConflicts(msgs, p, q, key)
+			}
+			if len(found) > 0 {
+				conflicting++
+				errs = append(errs, found...)
+			}
+		}
+	}
+	return withReason(ReasonConflicted, errs...)
+}
+
+// maxConflictingPolicies bounds the policies one target's conflicts are reported against
+// (the highest first). One is enough to deny; where Warn or DryRun let conflicting policies
+// pile up, judging and rendering every one would make each review cost more than the last.
+const maxConflictingPolicies = 10
+
+// otherPolicies returns the policies of p's kind at key, minus p itself (an UPDATE never
+// conflicts with its own stored version), highest first.
+func otherPolicies(snap topology.Snapshot, p *policy.Policy, key policy.TargetKey) []*policy.Policy {
+	var out []*policy.Policy
+	for _, q := range snap.PoliciesAt(p.GroupKind(), key) {
+		if q.Namespace == p.Namespace && q.Name == p.Name {
+			continue
+		}
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Higher(out[j]) })
+	return out
+}
+
+// inheritedConflicts compares every block of p with the blocks of q in the same class.
+func inheritedConflicts(msgs *Messages, p, q *policy.Policy, key policy.TargetKey) field.ErrorList {
+	var errs field.ErrorList
+	qBlocks := q.Blocks()
+	for _, pb := range p.Blocks() {
+		for _, qb := range qBlocks {
+			if pb.Class != qb.Class {
+				continue // defaults vs overrides at one level: overrides win, no ambiguity
+			}
+			strategy := merge.CoarserStrategy(pb.Strategy, qb.Strategy)
+			theirs := map[string]any{}
+			for _, s := range merge.SettingsOf(qb, strategy, q.Row.NamedRules) {
+				theirs[s.Path] = s.Value
+			}
+			for _, s := range merge.SettingsOf(pb, strategy, p.Row.NamedRules) {
+				other, ok := theirs[s.Path]
+				if !ok || merge.SameValue(other, s.Value) {
+					continue
+				}
+				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), conflictDetail(msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), key, pb, s, other)))
+			}
+		}
+	}
+	return errs
+}
+
+// conflictDetail says which other policy (named as the requester may see it) sets what.
+func conflictDetail(other string, key policy.TargetKey, b policy.Block, s merge.Setting, theirs any) string {
+	what := fmt.Sprintf("%s %q", b.Class, s.Path)
+	if s.Path == "" {
+		what = fmt.Sprintf("atomic %s", b.Class)
+	}
+	return fmt.Sprintf("%s on %s also sets %s to %s (this policy: %s); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level",
+		other, key, what, render(theirs), render(s.Value))
+}
+
+// settingPath is the field path of a setting inside a block ("spec.defaults.colors.light").
+func settingPath(block *field.Path, dotted string) *field.Path {
+	if dotted == "" {
+		return block
+	}
+	p := block
+	start := 0
+	for i := 0; i <= len(dotted); i++ {
+		if i == len(dotted) || dotted[i] == '.' {
+			p = p.Child(dotted[start:i])
+			start = i + 1
+		}
+	}
+	return p
+}
+
+// render shows a value compactly in a message.
+func render(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	s := string(b)
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}

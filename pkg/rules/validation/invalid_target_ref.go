@@ -1,0 +1,222 @@
+package validation
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidateTargetRefs applies every rule Gateway API applies to policy target references,
+// plus the row's: allowed kinds, sections, cross-namespace targets, count and uniqueness.
+func ValidateTargetRefs(p *policy.Policy, _ topology.Snapshot, _ *Messages) field.ErrorList {
+	row := p.Row
+	spec := field.NewPath("spec")
+	errs := append(field.ErrorList{}, p.DecodeErrors()...)
+
+	errs = append(errs, validateRefFields(p, spec)...)
+	if p.TooManyTargetRefs() {
+		// One error, not one per reference: the list is refused whole (the CRD's maxItems
+		// would refuse it too), and 10,000 item errors would only make a megabyte answer.
+		errs = append(errs, field.TooMany(spec.Child("targetRefs"), len(p.TargetRefs), row.MaxRefs()))
+		return withReason(ReasonInvalidTargetRef, errs...)
+	}
+	for _, ref := range p.TargetRefs {
+		errs = append(errs, validateTargetRef(p, ref)...)
+	}
+	errs = append(errs, validateUniqueTargets(p)...)
+	return withReason(ReasonInvalidTargetRef, errs...)
+}
+
+// validateRefFields checks which of targetRef/targetRefs are set against the row.
+func validateRefFields(p *policy.Policy, spec *field.Path) field.ErrorList {
+	row := p.Row
+	var errs field.ErrorList
+	hasSingle, hasList := row.HasTargetRefField("targetRef"), row.HasTargetRefField("targetRefs")
+	switch {
+	case p.HasTargetRef() && p.HasTargetRefs() && hasSingle && hasList:
+		errs = append(errs, field.Forbidden(spec.Child("targetRef"), "may not be set together with `targetRefs`; use `targetRefs` only"))
+	case p.HasTargetRef() && !hasSingle:
+		errs = append(errs, field.Forbidden(spec.Child("targetRef"), fmt.Sprintf("not supported by %s; use `targetRefs`", row.Kind)))
+	case p.HasTargetRefs() && !hasList:
+		errs = append(errs, field.Forbidden(spec.Child("targetRefs"), fmt.Sprintf("not supported by %s; use `targetRef`", row.Kind)))
+	}
+	// No reference at all: neither field, or an empty list (a list of bad items is reported
+	// item by item instead).
+	if len(p.TargetRefs) == 0 && !p.HasTargetRef() && len(p.DecodeErrors()) == 0 {
+		name := "targetRefs"
+		if !hasList {
+			name = "targetRef"
+		}
+		errs = append(errs, field.Required(spec.Child(name), "a policy must target at least one object"))
+	}
+	return errs
+}
+
+// validateTargetRef checks one reference's format and that the row allows its target.
+func validateTargetRef(p *policy.Policy, ref policy.TargetRef) field.ErrorList {
+	row := p.Row
+	var errs field.ErrorList
+	path := ref.Path
+
+	switch {
+	case len(ref.Group) > maxGroupLength:
+		errs = append(errs, field.TooLong(path.Child("group"), ref.Group, maxGroupLength))
+	case !groupPattern.MatchString(ref.Group):
+		errs = append(errs, field.Invalid(path.Child("group"), ref.Group, "must be a lowercase DNS subdomain without a version (for example `gateway.networking.k8s.io`), or empty for the core group"))
+	}
+	switch {
+	case ref.Kind == "":
+		errs = append(errs, field.Required(path.Child("kind"), ""))
+	case len(ref.Kind) > maxKindLength:
+		errs = append(errs, field.TooLong(path.Child("kind"), ref.Kind, maxKindLength))
+	case !kindPattern.MatchString(ref.Kind):
+		errs = append(errs, field.Invalid(path.Child("kind"), ref.Kind, "must start with a letter and contain only letters, digits and '-'"))
+	}
+	switch {
+	case ref.Name == "":
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	case len(ref.Name) > maxNameLength:
+		errs = append(errs, field.TooLong(path.Child("name"), ref.Name, maxNameLength))
+	case !objectNamePattern.MatchString(ref.Name):
+		// Gateway API's ObjectName only bounds the length, but no object of any target kind
+		// can carry another name: such a reference could never resolve.
+		errs = append(errs, field.Invalid(path.Child("name"), ref.Name, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"))
+	}
+	if ref.HasNamespace {
+		errs = append(errs, validateTargetNamespace(p, ref)...)
+	}
+
+	target, ok := row.Target(ref.Group, ref.Kind)
+	if !ok {
+		// A malformed group or kind is already reported; "unsupported" would only add noise.
+		if ref.Kind != "" && kindPattern.MatchString(ref.Kind) && groupPattern.MatchString(ref.Group) {
+			errs = append(errs, unsupportedTarget(row, ref))
+		}
+		return errs
+	}
+	if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); info.Scope == kinds.Cluster && row.Scope == kinds.Namespaced {
+		switch {
+		case !info.OwnNamespaceOnly:
+			errs = append(errs, field.Forbidden(path.Child("kind"), fmt.Sprintf(
+				"a namespaced policy may not target cluster-scoped %s; GEP-713 requires a cluster-scoped policy kind for it", ref.Kind)))
+		case ref.Name != "" && ref.Name != p.Namespace:
+			errs = append(errs, field.Forbidden(path.Child("name"), fmt.Sprintf(
+				"a namespaced policy may only target its own Namespace %q", p.Namespace)))
+		}
+	}
+	if ref.HasSection {
+		switch {
+		case target.Section == kinds.NoSections:
+			errs = append(errs, field.Forbidden(path.Child("sectionName"), fmt.Sprintf(
+				"not supported when %s targets %s; remove `sectionName` to target the whole object", row.Kind, ref.Kind)))
+		case ref.SectionName == "":
+			errs = append(errs, field.Invalid(path.Child("sectionName"), ref.SectionName, "must not be empty; omit `sectionName` to target the whole object"))
+		case len(ref.SectionName) > maxSectionLength:
+			errs = append(errs, field.TooLong(path.Child("sectionName"), ref.SectionName, maxSectionLength))
+		case !sectionNamePattern.MatchString(ref.SectionName):
+			errs = append(errs, field.Invalid(path.Child("sectionName"), ref.SectionName, fmt.Sprintf(
+				"must be the name of a %s: lowercase alphanumerics, '-' and '.'", target.Section.Noun())))
+		}
+	}
+	return errs
+}
+
+func validateTargetNamespace(p *policy.Policy, ref policy.TargetRef) field.ErrorList {
+	path := ref.Path.Child("namespace")
+	switch {
+	case ref.Namespace == "":
+		return field.ErrorList{field.Invalid(path, ref.Namespace, "must not be empty; omit `namespace` to target the policy's own namespace")}
+	case len(ref.Namespace) > maxNamespaceLength:
+		return field.ErrorList{field.TooLong(path, ref.Namespace, maxNamespaceLength)}
+	case !namespacePattern.MatchString(ref.Namespace):
+		return field.ErrorList{field.Invalid(path, ref.Namespace, "must be a DNS label: lowercase alphanumerics and '-'")}
+	case ref.Namespace != p.Namespace && !p.Row.CrossNamespaceTargets:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"%s may only target objects in its own namespace %q", p.Row.Kind, p.Namespace))}
+	}
+	return nil
+}
+
+// unsupportedTarget names the field that is wrong: the group when the kind is allowed in
+// another group, otherwise the kind.
+func unsupportedTarget(row *kinds.KindRow, ref policy.TargetRef) *field.Error {
+	var groups []string
+	for _, t := range row.Targets {
+		if t.Kind == ref.Kind {
+			groups = append(groups, t.Group)
+		}
+	}
+	if len(groups) > 0 {
+		return field.NotSupported(ref.Path.Child("group"), ref.Group, groups)
+	}
+	return field.NotSupported(ref.Path.Child("kind"), kinds.QualifiedKind(ref.Group, ref.Kind), row.TargetKinds())
+}
+
+// validateUniqueTargets rejects two references to one attachment point, and applies the
+// BackendTLSPolicy sectionName rules (apis/v1/backendtlspolicy_types.go CEL) to rows that ask.
+func validateUniqueTargets(p *policy.Policy) field.ErrorList {
+	var errs field.ErrorList
+	type object struct{ group, kind, namespace, name string }
+	firstByKey := map[policy.TargetKey]int{}
+	firstByObject := map[object]int{}
+	for i, ref := range p.TargetRefs {
+		key := p.Key(ref)
+		if j, seen := firstByKey[key]; seen {
+			d := field.Duplicate(ref.Path, key.String())
+			d.Detail = fmt.Sprintf("same target as %s", p.TargetRefs[j].Path)
+			if p.Row.UniqueSectionPerTarget {
+				d.Detail = "sectionName must be unique when targetRefs includes 2 or more references to the same target"
+			}
+			errs = append(errs, d)
+			continue
+		}
+		firstByKey[key] = i
+		obj := object{key.Group, key.Kind, key.Namespace, key.Name}
+		j, seen := firstByObject[obj]
+		if !seen {
+			firstByObject[obj] = i
+			continue
+		}
+		if p.Row.UniqueSectionPerTarget && (ref.SectionName == "") != (p.TargetRefs[j].SectionName == "") {
+			errs = append(errs, field.Invalid(ref.Path.Child("sectionName"), ref.SectionName,
+				"sectionName must be specified when targetRefs includes 2 or more references to the same target"))
+		}
+	}
+	return errs
+}
+
+// ValidateReferences checks the format and kind of every reference field of the row.
+// A malformed reference is an InvalidTargetRef, like a malformed targetRef.
+func ValidateReferences(p *policy.Policy, _ topology.Snapshot, _ *Messages) field.ErrorList {
+	refs, errs := p.ObjectRefs()
+	for _, ref := range refs {
+		if ref.Name == "" {
+			errs = append(errs, field.Required(ref.Path.Child("name"), ""))
+		} else if len(ref.Name) > maxNameLength {
+			errs = append(errs, field.TooLong(ref.Path.Child("name"), ref.Name, maxNameLength))
+		}
+		if !groupPattern.MatchString(ref.Group) {
+			errs = append(errs, field.Invalid(ref.Path.Child("group"), ref.Group, "must be a lowercase DNS subdomain, or empty for the core group"))
+		}
+		if ref.Kind == "" {
+			errs = append(errs, field.Required(ref.Path.Child("kind"), ""))
+		} else if len(ref.Spec.Kinds) > 0 && !slices.Contains(ref.Spec.Kinds, ref.Kind) {
+			errs = append(errs, field.NotSupported(ref.Path.Child("kind"), ref.Kind, ref.Spec.Kinds))
+		}
+		if !ref.HasNamespace {
+			continue
+		}
+		switch {
+		case !ref.Spec.Namespaced && ref.Namespace != p.Namespace:
+			errs = append(errs, field.Forbidden(ref.Path.Child("namespace"), "must refer to an object in the policy's own namespace"))
+		case !namespacePattern.MatchString(ref.Namespace) || len(ref.Namespace) > maxNamespaceLength:
+			errs = append(errs, field.Invalid(ref.Path.Child("namespace"), ref.Namespace, "must be a DNS label: lowercase alphanumerics and '-', at most 63 characters"))
+		}
+	}
+	return withReason(ReasonInvalidTargetRef, errs...)
+}

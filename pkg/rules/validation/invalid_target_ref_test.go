@@ -1,0 +1,292 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestValidateTargetRefs(t *testing.T) {
+	table := BuiltinKindTable()
+	cases := map[string]struct {
+		policy string
+		want   field.ErrorList
+	}{
+		"valid refs to a Gateway listener and a route rule": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra, sectionName: https}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: checkout}
+  color: red`,
+		},
+		"group carrying a version, as in a GEP-713 sample": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io/v1, kind: Gateway, name: gw}]
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].group", ReasonInvalidTargetRef,
+				"must be a lowercase DNS subdomain without a version (for example `gateway.networking.k8s.io`), or empty for the core group")},
+		},
+		"kind the row does not allow lists the allowed kinds": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1}]
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+				`supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`)},
+		},
+		"allowed kind in the wrong group names the group": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Gateway, name: gw}]
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].group", ReasonInvalidTargetRef,
+				`supported values: "gateway.networking.k8s.io"`)},
+		},
+		"missing kind and name, ill-formed kind": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io}
+  - {group: gateway.networking.k8s.io, kind: "1Gateway", name: gw}
+  color: red`,
+			want: field.ErrorList{
+				reasonErr(field.ErrorTypeRequired, "spec.targetRefs[0].kind", ReasonInvalidTargetRef, ""),
+				reasonErr(field.ErrorTypeRequired, "spec.targetRefs[0].name", ReasonInvalidTargetRef, ""),
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].kind", ReasonInvalidTargetRef, "must start with a letter and contain only letters, digits and '-'"),
+			},
+		},
+		"namespace and sectionName formats": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: Infra_1}
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: "HTTPS!"}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: ""}
+  color: red`,
+			want: field.ErrorList{
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].namespace", ReasonInvalidTargetRef, "must be a DNS label: lowercase alphanumerics and '-'"),
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].sectionName", ReasonInvalidTargetRef, "must be the name of a listener: lowercase alphanumerics, '-' and '.'"),
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[2].sectionName", ReasonInvalidTargetRef, "must not be empty; omit `sectionName` to target the whole object"),
+			},
+		},
+		"name longer than 253": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ` + strings.Repeat("a", 254) + `}]
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeTooLong, "spec.targetRefs[0].name", ReasonInvalidTargetRef, "may not be more than 253 bytes")},
+		},
+		"names no object can carry (uppercase, invalid UTF-8 decoded as U+FFFD)": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: Gateway_1}
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: "g\uFFFD("}
+  color: red`,
+			want: field.ErrorList{
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].name", ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
+				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].name", ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
+			},
+		},
+		"a policy naming itself": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: policies.controller.io, kind: ColorPolicy, name: p}]
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+				`supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`)},
+		},
+		"targetRef and targetRefs both set": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}]`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRef", ReasonInvalidTargetRef, "may not be set together with `targetRefs`; use `targetRefs` only")},
+		},
+		"targetRefs on a kind that has only targetRef": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  limits: {global: {rates: [{limit: 5, window: 10s}]}}`,
+			want: field.ErrorList{
+				reasonErr(field.ErrorTypeForbidden, "spec.targetRefs", ReasonInvalidTargetRef, "not supported by RateLimitPolicy; use `targetRef`"),
+			},
+		},
+		"no target at all": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: AuthPolicy
+metadata: {name: p, namespace: app}
+spec:
+  rules: {authentication: {anon: {anonymous: {}}}}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeRequired, "spec.targetRef", ReasonInvalidTargetRef, "a policy must target at least one object")},
+		},
+		"empty targetRefs list": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: []
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeRequired, "spec.targetRefs", ReasonInvalidTargetRef, "a policy must target at least one object")},
+		},
+		"targetRefs that is not a list": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: {group: "", kind: Service, name: b1}
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs", ReasonInvalidTargetRef, "must be a list of references")},
+		},
+		"10,000 malformed refs: one error for the list, none per item": {
+			policy: `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:` + strings.Repeat("\n  - {group: nope/v1, kind: '', name: ''}", 10000),
+			want: field.ErrorList{reasonErr(field.ErrorTypeTooMany, "spec.targetRefs", ReasonInvalidTargetRef, "must have at most 16 items")},
+		},
+		"more than the allowed number of refs": {
+			policy: `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:` + manyServiceRefs(17),
+			want: field.ErrorList{reasonErr(field.ErrorTypeTooMany, "spec.targetRefs", ReasonInvalidTargetRef, "must have at most 16 items")},
+		},
+		"duplicate references": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, namespace: app}
+  color: red`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeDuplicate, "spec.targetRefs[1]", ReasonInvalidTargetRef, "same target as spec.targetRefs[0]")},
+		},
+		"BackendTLSPolicy: sectionName must be specified for two refs to one Service": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: "", kind: Service, name: b1, sectionName: https}
+  - {group: "", kind: Service, name: b1}
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].sectionName", ReasonInvalidTargetRef,
+				"sectionName must be specified when targetRefs includes 2 or more references to the same target")},
+		},
+		"BackendTLSPolicy: sectionName must be unique for one Service": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: "", kind: Service, name: b1, sectionName: https}
+  - {group: "", kind: Service, name: b1, sectionName: https}
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeDuplicate, "spec.targetRefs[1]", ReasonInvalidTargetRef,
+				"sectionName must be unique when targetRefs includes 2 or more references to the same target")},
+		},
+		"sectionName on a kind without sections": {
+			policy: `
+apiVersion: gateway.nginx.org/v1alpha2
+kind: ObservabilityPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: checkout}]
+  tracing: {strategy: ratio}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].sectionName", ReasonInvalidTargetRef,
+				"not supported when ObservabilityPolicy targets HTTPRoute; remove `sectionName` to target the whole object")},
+		},
+		"cross-namespace target on a kind that forbids it": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}
+  limits: {global: {rates: [{limit: 5, window: 10s}]}}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRef.namespace", ReasonInvalidTargetRef,
+				`RateLimitPolicy may only target objects in its own namespace "app"`)},
+		},
+		"namespaced policy targeting GatewayClass": {
+			policy: `
+apiVersion: example.com/v1
+kind: RetryPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: example}]
+  retries: 3`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+				"a namespaced policy may not target cluster-scoped GatewayClass; GEP-713 requires a cluster-scoped policy kind for it")},
+		},
+	}
+	retry, ok := DiscoveredRow("example.com", "RetryPolicy", kinds.Namespaced, "Inherited")
+	if !ok {
+		t.Fatal("discovered row")
+	}
+	if err := table.Put(retry); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, _ := validateTargetRefs(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, NewMemorySnapshot())
+			matcher.Test(t, tc.want, got)
+		})
+	}
+}
+
+func manyServiceRefs(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString("\n  - {group: \"\", kind: Service, name: s" + strings.Repeat("x", i) + "}")
+	}
+	return b.String()
+}

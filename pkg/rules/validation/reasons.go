@@ -1,0 +1,45 @@
+package validation
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Stable reasons (DESIGN.md contract). Each denial carries its reason in field.Error.Origin,
+// where code reads it, and at the front of its detail, where people and scripts read it in
+// kubectl's output.
+const (
+	ReasonInvalidTargetRef        = "InvalidTargetRef"
+	ReasonRefNotPermitted         = "RefNotPermitted"
+	ReasonMultipleMergeStrategies = "MultipleMergeStrategies"
+	ReasonConflicted              = "Conflicted"
+)
+
+// Warning reasons: problems that are only "not yet", never denials.
+const (
+	WarningTargetNotFound  = "TargetNotFound"
+	WarningSectionNotFound = "SectionNotFound"
+)
+
+// Reasons lists the stable reasons, in the order the rules report them.
+var Reasons = []string{ReasonInvalidTargetRef, ReasonRefNotPermitted, ReasonMultipleMergeStrategies, ReasonConflicted}
+
+// IsReason reports whether r is a stable reason.
+func IsReason(r string) bool { return slices.Contains(Reasons, r) }
+
+// withReason sets reason as each error's origin and puts it at the front of its detail.
+func withReason(reason string, errs ...*field.Error) field.ErrorList {
+	for _, e := range errs {
+		e.Origin = reason
+		if e.Detail == "" {
+			e.Detail = reason
+		} else {
+			e.Detail = reason + ": " + e.Detail
+		}
+	}
+	return errs
+}
+
+// ReasonOf returns the stable reason of a denial: its origin.
+func ReasonOf(e *field.Error) string { return e.Origin }

@@ -1,0 +1,43 @@
+package validation
+
+import (
+	"fmt"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidateReferenceGrants denies a reference into another namespace (a target, or a
+// reference field of the row) unless a ReferenceGrant in the referent's namespace admits
+// it (GEP-713 "Cross namespace references"; GEP-709 ReferenceGrant semantics).
+func ValidateReferenceGrants(p *policy.Policy, snap topology.Snapshot, _ *Messages) field.ErrorList {
+	var errs field.ErrorList
+	for _, ref := range p.TargetRefs {
+		if !ref.HasNamespace || ref.Namespace == p.Namespace || !p.Row.CrossNamespaceTargets {
+			continue // same namespace, or already an InvalidTargetRef for the row
+		}
+		if _, ok := p.Row.Target(ref.Group, ref.Kind); !ok || !namespacePattern.MatchString(ref.Namespace) {
+			continue
+		}
+		if !topology.Granted(snap, p, ref.Namespace, ref.Group, ref.Kind, ref.Name) {
+			errs = append(errs, notPermitted(p, ref.Path.Child("namespace"), ref.Namespace, ref.Kind, ref.Name))
+		}
+	}
+	refs, _ := p.ObjectRefs()
+	for _, ref := range refs {
+		if !ref.HasNamespace || ref.Namespace == p.Namespace || ref.ClusterScoped || !ref.Spec.Namespaced || ref.Name == "" {
+			continue
+		}
+		if !topology.Granted(snap, p, ref.Namespace, ref.Group, ref.Kind, ref.Name) {
+			errs = append(errs, notPermitted(p, ref.Path.Child("namespace"), ref.Namespace, ref.Kind, ref.Name))
+		}
+	}
+	return withReason(ReasonRefNotPermitted, errs...)
+}
+
+func notPermitted(p *policy.Policy, path *field.Path, namespace, kind, name string) *field.Error {
+	return field.Forbidden(path, fmt.Sprintf(
+		"no ReferenceGrant in namespace %q lets %s from namespace %q reference %s %q",
+		namespace, p.Row.Kind, p.Namespace, kind, name))
+}

@@ -1,0 +1,217 @@
+package validation
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestValidateReferenceGrants(t *testing.T) {
+	table := BuiltinKindTable()
+	const crossNamespaceColor = `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  color: red`
+	grant := func(apiVersion, fromNS, toName string) string {
+		g := `
+apiVersion: ` + apiVersion + `
+kind: ReferenceGrant
+metadata: {name: g, namespace: infra}
+spec:
+  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: ` + fromNS + `}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway`
+		if toName != "" {
+			g += `, name: ` + toName
+		}
+		return g + `}]`
+	}
+	denied := field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].namespace", ReasonRefNotPermitted,
+		`no ReferenceGrant in namespace "infra" lets ColorPolicy from namespace "app" reference Gateway "gw"`)}
+
+	cases := map[string]struct {
+		policy string
+		world  []string
+		want   field.ErrorList
+	}{
+		"no grant":                         {policy: crossNamespaceColor, want: denied},
+		"v1 grant for every Gateway":       {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "")}},
+		"v1beta1 grant naming the Gateway": {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1beta1", "app", "gw")}},
+		"grant naming another Gateway":     {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "app", "other")}, want: denied},
+		"grant from another namespace":     {policy: crossNamespaceColor, world: []string{grant("gateway.networking.k8s.io/v1", "web", "")}, want: denied},
+		// ReferenceGrant has no wildcards (GEP-709): "*" and "" are literal values that
+		// match nothing, however they look.
+		"wildcard-looking grant": {
+			policy: crossNamespaceColor,
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: g, namespace: infra}
+spec:
+  from:
+  - {group: "*", kind: "*", namespace: "*"}
+  - {group: policies.controller.io, kind: ColorPolicy, namespace: "*"}
+  - {group: policies.controller.io, kind: "*", namespace: app}
+  - {group: "", kind: ColorPolicy, namespace: app}
+  to:
+  - {group: "*", kind: "*", name: "*"}
+  - {group: gateway.networking.k8s.io, kind: "*"}`},
+			want: denied,
+		},
+		"grant whose to names another object with a glob": {
+			policy: crossNamespaceColor,
+			world:  []string{grant("gateway.networking.k8s.io/v1", "app", `"g*"`)},
+			want:   denied,
+		},
+		"grant for another policy kind": {
+			policy: crossNamespaceColor,
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: g, namespace: infra}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: app}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]`},
+			want: denied,
+		},
+		"grant in the policy's namespace instead of the referent's": {
+			policy: crossNamespaceColor,
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: g, namespace: app}
+spec:
+  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]`},
+			want: denied,
+		},
+		"same-namespace target needs no grant": {
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  color: red`,
+		},
+		"cross-namespace Secret in a SecurityPolicy": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: basic, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  basicAuth:
+    users: {name: htpasswd, namespace: secrets}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.basicAuth.users.namespace", ReasonRefNotPermitted,
+				`no ReferenceGrant in namespace "secrets" lets SecurityPolicy from namespace "app" reference Secret "htpasswd"`)},
+		},
+		"cross-namespace Secret with a grant": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: basic, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  basicAuth:
+    users: {name: htpasswd, namespace: secrets}`,
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: g, namespace: secrets}
+spec:
+  from: [{group: gateway.envoyproxy.io, kind: SecurityPolicy, namespace: app}]
+  to: [{group: "", kind: Secret, name: htpasswd}]`},
+		},
+		"ClusterIssuer needs no grant": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: TLSPolicy
+metadata: {name: tls, namespace: infra}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  issuerRef: {name: letsencrypt, kind: ClusterIssuer}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := world(t, table, tc.world...)
+			got, _ := validateReferenceGrants(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, snap)
+			matcher.Test(t, tc.want, got)
+		})
+	}
+}
+
+func TestValidateReferences(t *testing.T) {
+	table := BuiltinKindTable()
+	cases := map[string]struct {
+		policy string
+		want   field.ErrorList
+	}{
+		"cert-manager Issuer defaults to kind Issuer": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: TLSPolicy
+metadata: {name: tls, namespace: infra}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  issuerRef: {name: ca}`,
+		},
+		"issuerRef to a kind cert-manager does not issue with": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: TLSPolicy
+metadata: {name: tls, namespace: infra}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  issuerRef: {name: ca, kind: Certificate}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.issuerRef.kind", ReasonInvalidTargetRef, `supported values: "Issuer", "ClusterIssuer"`)},
+		},
+		"issuerRef without a name": {
+			policy: `
+apiVersion: kuadrant.io/v1
+kind: TLSPolicy
+metadata: {name: tls, namespace: infra}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  issuerRef: {kind: ClusterIssuer}`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeRequired, "spec.issuerRef.name", ReasonInvalidTargetRef, "")},
+		},
+		"BackendTLSPolicy CA refs are local and of a supported kind": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1}]
+  validation:
+    hostname: b1.app
+    caCertificateRefs:
+    - {group: "", kind: ConfigMap, name: ca}
+    - {group: "", kind: Service, name: ca, namespace: other}`,
+			want: field.ErrorList{
+				reasonErr(field.ErrorTypeNotSupported, "spec.validation.caCertificateRefs[1].kind", ReasonInvalidTargetRef, `supported values: "ConfigMap", "Secret"`),
+				reasonErr(field.ErrorTypeForbidden, "spec.validation.caCertificateRefs[1].namespace", ReasonInvalidTargetRef, "must refer to an object in the policy's own namespace"),
+			},
+		},
+		"reference that is not an object": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  apiKeyAuth:
+    credentialRefs: [keys]`,
+			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.apiKeyAuth.credentialRefs[0]", ReasonInvalidTargetRef, "must be an object reference")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, _ := validateReferences(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, NewMemorySnapshot())
+			matcher.Test(t, tc.want, got)
+		})
+	}
+}
