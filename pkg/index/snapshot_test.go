@@ -179,3 +179,23 @@ func decode(t testing.TB, doc string) map[string]any {
 	require.NoError(t, yaml.Unmarshal([]byte(doc), &m))
 	return m
 }
+
+func TestPutPolicyStoresACompactCopyAndPutPolicyAsIsThePolicy(t *testing.T) {
+	row, _ := kinds.BuiltinKindTable().Lookup(schema.GroupKind{Group: "policies.controller.io", Kind: "ColorPolicy"})
+	doc := `
+metadata: {name: p, namespace: apps}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}`
+	snap := New()
+
+	judged := policy.NewPolicy(row, decode(t, doc))
+	stored := snap.PutPolicy(judged)
+	assert.NotSame(t, judged, stored, "a compact copy")
+	got, _ := snap.GetPolicy(row.GroupKind(), "apps", "p")
+	assert.Same(t, stored, got)
+	assert.Equal(t, judged.Spec(), stored.Spec())
+
+	reserved := policy.NewPolicy(row, decode(t, doc))
+	snap.PutPolicyAsIs(reserved)
+	got, _ = snap.GetPolicy(row.GroupKind(), "apps", "p")
+	assert.Same(t, reserved, got, "held a moment, as it is")
+}

@@ -1,6 +1,13 @@
-package rules
+package rules_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+
 	"fmt"
 	"testing"
 )
@@ -13,11 +20,11 @@ func (c clusterSize) String() string {
 	return fmt.Sprintf("gateways=%d/routes=%d/policies=%d", c.gateways, c.routes, c.policies)
 }
 
-func buildCluster(b *testing.B, table *KindTable, size clusterSize) *MemorySnapshot {
+func buildCluster(b *testing.B, table *kinds.KindTable, size clusterSize) *index.Snapshot {
 	b.Helper()
-	snap := NewMemorySnapshot()
+	snap := index.New()
 	for g := 0; g < size.gateways; g++ {
-		snap.AddObject(NewObject(GatewayGroup, "Gateway", map[string]any{
+		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "Gateway", map[string]any{
 			"metadata": map[string]any{"name": fmt.Sprintf("gw-%d", g), "namespace": "infra"},
 			"spec": map[string]any{"listeners": []any{
 				map[string]any{"name": "http"}, map[string]any{"name": "https"},
@@ -30,42 +37,42 @@ func buildCluster(b *testing.B, table *KindTable, size clusterSize) *MemorySnaps
 		for i := range rules {
 			rules[i] = map[string]any{"name": fmt.Sprintf("rule-%d", i)}
 		}
-		snap.AddObject(NewObject(GatewayGroup, "HTTPRoute", map[string]any{
+		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "HTTPRoute", map[string]any{
 			"metadata": map[string]any{"name": fmt.Sprintf("route-%d", r), "namespace": ns},
 			"spec":     map[string]any{"rules": rules},
 		}))
-		snap.AddObject(NewObject(CoreGroup, "Service", map[string]any{
+		snap.AddObject(topology.NewObject(kinds.CoreGroup, "Service", map[string]any{
 			"metadata": map[string]any{"name": fmt.Sprintf("svc-%d", r), "namespace": ns},
 			"spec":     map[string]any{"ports": []any{map[string]any{"name": "https"}}},
 		}))
 	}
-	color := mustRowB(b, table, "policies.controller.io", "ColorPolicy")
-	btls := mustRowB(b, table, GatewayGroup, "BackendTLSPolicy")
-	rlp := mustRowB(b, table, "kuadrant.io", "RateLimitPolicy")
+	color := rulestest.MustRow(b, table, "policies.controller.io", "ColorPolicy")
+	btls := rulestest.MustRow(b, table, kinds.GatewayGroup, "BackendTLSPolicy")
+	rlp := rulestest.MustRow(b, table, "kuadrant.io", "RateLimitPolicy")
 	for i := 0; i < size.policies; i++ {
 		r := i % size.routes
 		ns := fmt.Sprintf("app-%d", r%100)
 		meta := map[string]any{"name": fmt.Sprintf("p-%d", i), "namespace": ns, "creationTimestamp": "2024-01-01T00:00:00Z"}
-		var p *Policy
+		var p *policy.Policy
 		switch i % 5 {
 		case 0:
-			p = NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
-				"targetRefs": []any{map[string]any{"group": GatewayGroup, "kind": "Gateway", "name": fmt.Sprintf("gw-%d", i%size.gateways), "namespace": "infra"}},
+			p = policy.NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
+				"targetRefs": []any{map[string]any{"group": kinds.GatewayGroup, "kind": "Gateway", "name": fmt.Sprintf("gw-%d", i%size.gateways), "namespace": "infra"}},
 				"overrides":  map[string]any{"strategy": "patch", "colors": map[string]any{"light": fmt.Sprintf("c%d", i)}},
 			}})
 		case 1, 2:
-			p = NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
-				"targetRefs": []any{map[string]any{"group": GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r), "sectionName": fmt.Sprintf("rule-%d", i%10)}},
+			p = policy.NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
+				"targetRefs": []any{map[string]any{"group": kinds.GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r), "sectionName": fmt.Sprintf("rule-%d", i%10)}},
 				"color":      "blue",
 			}})
 		case 3:
-			p = NewPolicy(btls, map[string]any{"metadata": meta, "spec": map[string]any{
+			p = policy.NewPolicy(btls, map[string]any{"metadata": meta, "spec": map[string]any{
 				"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", r), "sectionName": "https"}},
 				"validation": map[string]any{"hostname": "svc.example", "wellKnownCACertificates": "System"},
 			}})
 		default:
-			p = NewPolicy(rlp, map[string]any{"metadata": meta, "spec": map[string]any{
-				"targetRef": map[string]any{"group": GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r)},
+			p = policy.NewPolicy(rlp, map[string]any{"metadata": meta, "spec": map[string]any{
+				"targetRef": map[string]any{"group": kinds.GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r)},
 				"defaults": map[string]any{"strategy": "merge", "limits": map[string]any{
 					"per-user": map[string]any{"rates": []any{map[string]any{"limit": int64(10), "window": "1m"}}},
 				}},
@@ -76,25 +83,17 @@ func buildCluster(b *testing.B, table *KindTable, size clusterSize) *MemorySnaps
 	return snap
 }
 
-func mustRowB(b *testing.B, table *KindTable, group, kind string) *KindRow {
-	row, ok := table.Lookup(schemaGK(group, kind))
-	if !ok {
-		b.Fatalf("no row %s/%s", group, kind)
-	}
-	return row
-}
-
 // BenchmarkEvaluate judges one incoming policy per kind of verdict. The per-review cost
 // must stay flat as the cluster grows: every lookup is by index, none lists the world.
 func BenchmarkEvaluate(b *testing.B) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	incoming := map[string]map[string]any{
 		// Patch overrides on a Gateway that already carries one: scalar comparison.
 		"colorpolicy-gateway-patch": {
 			"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
 			"metadata": map[string]any{"name": "new", "namespace": "infra"},
 			"spec": map[string]any{
-				"targetRefs": []any{map[string]any{"group": GatewayGroup, "kind": "Gateway", "name": "gw-0"}},
+				"targetRefs": []any{map[string]any{"group": kinds.GatewayGroup, "kind": "Gateway", "name": "gw-0"}},
 				"overrides":  map[string]any{"strategy": "patch", "colors": map[string]any{"light": "red", "dark": "brown"}},
 			},
 		},
@@ -113,7 +112,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			"metadata": map[string]any{"name": "new", "namespace": "app-1"},
 			"spec": map[string]any{
 				"targetRefs": []any{
-					map[string]any{"group": GatewayGroup, "kind": "Gateway", "name": "gw-1", "namespace": "infra"},
+					map[string]any{"group": kinds.GatewayGroup, "kind": "Gateway", "name": "gw-1", "namespace": "infra"},
 					map[string]any{"group": "", "kind": "Service", "name": "svc-1"},
 				},
 				"defaults":  map[string]any{"color": "red"},
@@ -125,12 +124,12 @@ func BenchmarkEvaluate(b *testing.B) {
 	for _, size := range sizes {
 		snap := buildCluster(b, table, size)
 		for name, obj := range incoming {
-			row, _ := table.Lookup(schemaGK(groupOf(obj["apiVersion"].(string)), obj["kind"].(string)))
+			row, _ := table.Lookup(rulestest.SchemaGK(rulestest.GroupOf(obj["apiVersion"].(string)), obj["kind"].(string)))
 			b.Run(size.String()+"/"+name, func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
-					p := NewPolicy(row, obj)
-					_ = Evaluate(Request{Operation: Create, Policy: p}, snap)
+					p := policy.NewPolicy(row, obj)
+					_ = rules.Evaluate(rules.Request{Operation: rules.Create, Policy: p}, snap)
 				}
 			})
 		}

@@ -1,6 +1,11 @@
-package rules
+package rules_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,91 +47,91 @@ spec:
 `
 
 func TestEnforcementModes(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, enforcementWorld)
-	conflict := reasonErr(field.ErrorTypeForbidden, "spec", ReasonConflicted, "")
-	invalid := reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[1].kind", ReasonInvalidTargetRef, "")
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, enforcementWorld)
+	conflict := rulestest.ReasonErr(field.ErrorTypeForbidden, "spec", validation.ReasonConflicted, "")
+	invalid := rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[1].kind", validation.ReasonInvalidTargetRef, "")
 
 	cases := map[string]struct {
-		settings    *Settings
+		settings    *rules.Config
 		wantDenied  []string // reasons still denied
 		wantWarn    []string // reasons admitted with a warning
 		wantDryRun  []string // reasons admitted silently
 		wantAllowed bool
 	}{
 		"nil settings deny everything": {
-			wantDenied: []string{ReasonInvalidTargetRef, ReasonConflicted},
+			wantDenied: []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 		},
 		"default Warn admits with warnings": {
-			settings:    &Settings{Enforcement: Enforcement{Default: Warn}},
-			wantWarn:    []string{ReasonInvalidTargetRef, ReasonConflicted},
+			settings:    &rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}},
+			wantWarn:    []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 			wantAllowed: true,
 		},
 		"default DryRun admits silently": {
-			settings:    &Settings{Enforcement: Enforcement{Default: DryRun}},
-			wantDryRun:  []string{ReasonInvalidTargetRef, ReasonConflicted},
+			settings:    &rules.Config{Enforcement: rules.Enforcement{Default: rules.DryRun}},
+			wantDryRun:  []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 			wantAllowed: true,
 		},
 		"a rule per reason: Deny malformed refs, Warn the rest": {
-			settings: &Settings{Enforcement: Enforcement{Default: Warn, Rules: []EnforcementRule{
-				{Mode: Deny, Reasons: []string{ReasonInvalidTargetRef}},
+			settings: &rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn, Rules: []rules.EnforcementRule{
+				{Mode: rules.Deny, Reasons: []string{validation.ReasonInvalidTargetRef}},
 			}}},
-			wantDenied: []string{ReasonInvalidTargetRef},
-			wantWarn:   []string{ReasonConflicted},
+			wantDenied: []string{validation.ReasonInvalidTargetRef},
+			wantWarn:   []string{validation.ReasonConflicted},
 		},
 		"the first matching rule decides": {
-			settings: &Settings{Enforcement: Enforcement{Rules: []EnforcementRule{
-				{Mode: DryRun, Reasons: []string{ReasonConflicted}},
-				{Mode: Warn},
+			settings: &rules.Config{Enforcement: rules.Enforcement{Rules: []rules.EnforcementRule{
+				{Mode: rules.DryRun, Reasons: []string{validation.ReasonConflicted}},
+				{Mode: rules.Warn},
 			}}},
-			wantWarn:    []string{ReasonInvalidTargetRef},
-			wantDryRun:  []string{ReasonConflicted},
+			wantWarn:    []string{validation.ReasonInvalidTargetRef},
+			wantDryRun:  []string{validation.ReasonConflicted},
 			wantAllowed: true,
 		},
 		"kind without group matches": {
-			settings:    &Settings{Enforcement: Enforcement{Rules: []EnforcementRule{{Mode: Warn, Kinds: []string{"ColorPolicy"}}}}},
-			wantWarn:    []string{ReasonInvalidTargetRef, ReasonConflicted},
+			settings:    &rules.Config{Enforcement: rules.Enforcement{Rules: []rules.EnforcementRule{{Mode: rules.Warn, Kinds: []string{"ColorPolicy"}}}}},
+			wantWarn:    []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 			wantAllowed: true,
 		},
 		"kind with its group matches": {
-			settings:    &Settings{Enforcement: Enforcement{Rules: []EnforcementRule{{Mode: Warn, Kinds: []string{"ColorPolicy.policies.controller.io"}}}}},
-			wantWarn:    []string{ReasonInvalidTargetRef, ReasonConflicted},
+			settings:    &rules.Config{Enforcement: rules.Enforcement{Rules: []rules.EnforcementRule{{Mode: rules.Warn, Kinds: []string{"ColorPolicy.policies.controller.io"}}}}},
+			wantWarn:    []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 			wantAllowed: true,
 		},
 		"kind with another group does not match": {
-			settings:   &Settings{Enforcement: Enforcement{Rules: []EnforcementRule{{Mode: Warn, Kinds: []string{"ColorPolicy.example.com"}}}}},
-			wantDenied: []string{ReasonInvalidTargetRef, ReasonConflicted},
+			settings:   &rules.Config{Enforcement: rules.Enforcement{Rules: []rules.EnforcementRule{{Mode: rules.Warn, Kinds: []string{"ColorPolicy.example.com"}}}}},
+			wantDenied: []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 		},
 		"namespace selector on the namespace's labels": {
-			settings: &Settings{Enforcement: Enforcement{Rules: []EnforcementRule{{Mode: Warn,
+			settings: &rules.Config{Enforcement: rules.Enforcement{Rules: []rules.EnforcementRule{{Mode: rules.Warn,
 				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"stage": "rollout"}}}}}},
-			wantWarn:    []string{ReasonInvalidTargetRef, ReasonConflicted},
+			wantWarn:    []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 			wantAllowed: true,
 		},
 		"namespace selector by name label": {
-			settings: &Settings{Enforcement: Enforcement{Default: Warn, Rules: []EnforcementRule{{Mode: Deny,
+			settings: &rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn, Rules: []rules.EnforcementRule{{Mode: rules.Deny,
 				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "app"}}}}}},
-			wantDenied: []string{ReasonInvalidTargetRef, ReasonConflicted},
+			wantDenied: []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 		},
 		"namespace selector that does not match": {
-			settings: &Settings{Enforcement: Enforcement{Rules: []EnforcementRule{{Mode: Warn,
+			settings: &rules.Config{Enforcement: rules.Enforcement{Rules: []rules.EnforcementRule{{Mode: rules.Warn,
 				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"stage": "done"}}}}}},
-			wantDenied: []string{ReasonInvalidTargetRef, ReasonConflicted},
+			wantDenied: []string{validation.ReasonInvalidTargetRef, validation.ReasonConflicted},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			v := Evaluate(Request{Operation: Create, Policy: policyOf(t, table, conflictingAndInvalid), Settings: tc.settings}, snap)
+			v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: rulestest.PolicyOf(t, table, conflictingAndInvalid), Config: tc.settings}, snap)
 			assert.Equal(t, tc.wantAllowed, v.Allowed())
 			assert.ElementsMatch(t, tc.wantDenied, reasonsOf(v.Denials))
 			var warned, dry []string
 			for _, r := range v.Relaxed {
-				if r.Mode == Warn {
-					warned = append(warned, ReasonOf(r.Error))
-					assert.Contains(t, v.Warnings, WarnModeWarning(r.Error))
+				if r.Mode == rules.Warn {
+					warned = append(warned, validation.ReasonOf(r.Error))
+					assert.Contains(t, v.Warnings, rules.WarnModeWarning(r.Error))
 				} else {
-					require.Equal(t, DryRun, r.Mode)
-					dry = append(dry, ReasonOf(r.Error))
+					require.Equal(t, rules.DryRun, r.Mode)
+					dry = append(dry, validation.ReasonOf(r.Error))
 				}
 			}
 			assert.ElementsMatch(t, tc.wantWarn, warned)
@@ -137,7 +142,7 @@ func TestEnforcementModes(t *testing.T) {
 			require.Len(t, all, 2)
 			for _, e := range all {
 				want := invalid
-				if ReasonOf(e) == ReasonConflicted {
+				if validation.ReasonOf(e) == validation.ReasonConflicted {
 					want = conflict
 				}
 				assert.Equal(t, want.Field, e.Field)
@@ -148,22 +153,22 @@ func TestEnforcementModes(t *testing.T) {
 }
 
 func TestWarnModeWarningText(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, enforcementWorld)
-	v := Evaluate(Request{Operation: Create, Policy: policyOf(t, table, color(`color: blue`)),
-		Settings: &Settings{Enforcement: Enforcement{Default: Warn}}}, snap)
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, enforcementWorld)
+	v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: rulestest.PolicyOf(t, table, rulestest.Color(`color: blue`)),
+		Config: &rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}}}, snap)
 	require.True(t, v.Allowed())
 	assert.Equal(t, []string{
 		`spec: Forbidden: Conflicted: ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); ` +
-			orderDetail + " (admitted: enforcement mode is Warn)",
+			rulestest.OrderDetail + " (admitted: enforcement mode is Warn)",
 	}, v.Warnings)
 }
 
 func TestMessagesDescribeObjectsInOtherNamespaces(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	// A Gateway in infra, a grant letting ColorPolicies from app and web target it, and an
 	// older web policy on it: the app author must not learn the web policy's name.
-	snap := world(t, table, sharedGatewayWorld, `
+	snap := rulestest.World(t, table, rulestest.SharedGatewayWorld, `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: secret-team-policy, namespace: web, creationTimestamp: "2024-01-01T00:00:00Z"}
@@ -180,44 +185,20 @@ spec:
   overrides: {color: blue}
 `
 	cases := map[string]struct {
-		settings *Settings
+		settings *rules.Config
 		named    string
 	}{
 		"hidden by default":     {named: `a ColorPolicy in namespace "web"`},
-		"named when configured": {settings: &Settings{Messages: Messages{NamesFromOtherNamespaces: true}}, named: "ColorPolicy web/secret-team-policy"},
+		"named when configured": {settings: &rules.Config{Messages: validation.Messages{NamesFromOtherNamespaces: true}}, named: "ColorPolicy web/secret-team-policy"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			v := Evaluate(Request{Operation: Create, Policy: policyOf(t, table, policy), Settings: tc.settings}, snap)
-			want := field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.overrides", ReasonConflicted,
-				tc.named+` on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+orderDetail)}
-			matcher.Test(t, want, v.Denials)
+			v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: rulestest.PolicyOf(t, table, policy), Config: tc.settings}, snap)
+			want := field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
+				tc.named+` on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}
+			rulestest.Matcher.Test(t, want, v.Denials)
 		})
 	}
-}
-
-// sharedGatewayWorld is a Gateway in infra that ColorPolicies from app and web may target
-// (a ReferenceGrant in infra lets them).
-const sharedGatewayWorld = `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: colors, namespace: infra}
-spec:
-  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
-  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
-`
-
-func TestSettingsName(t *testing.T) {
-	var none *Settings
-	assert.Equal(t, "ColorPolicy app/a", none.Name("ColorPolicy", "app", "a", "app"))
-	assert.Equal(t, `a ColorPolicy in namespace "web"`, none.Name("ColorPolicy", "web", "a", "app"))
-	assert.Equal(t, "ColorPolicy web/a", (&Settings{Messages: Messages{NamesFromOtherNamespaces: true}}).Name("ColorPolicy", "web", "a", "app"))
-	assert.Equal(t, "GatewayClass c", none.Name("GatewayClass", "", "c", ""))
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -225,7 +206,7 @@ func TestLoadConfig(t *testing.T) {
 		file     string
 		wantErr  string
 		wantKind string // a kind the table must hold afterwards
-		check    func(t *testing.T, s *Settings)
+		check    func(t *testing.T, s *rules.Config)
 	}{
 		"enforcement only": {
 			file: `
@@ -238,8 +219,8 @@ enforcement:
     namespaceSelector: {matchExpressions: [{key: team, operator: In, values: [a, b]}]}
 messages: {namesFromOtherNamespaces: true}
 `,
-			check: func(t *testing.T, s *Settings) {
-				assert.Equal(t, Warn, s.Enforcement.Default)
+			check: func(t *testing.T, s *rules.Config) {
+				assert.Equal(t, rules.Warn, s.Enforcement.Default)
 				assert.True(t, s.Messages.NamesFromOtherNamespaces)
 				assert.True(t, s.Relaxes())
 				assert.Equal(t, []string{"default: Warn", "Deny: reasons InvalidTargetRef; kinds AuthPolicy.kuadrant.io; namespaces team in (a,b)"}, s.Describe())
@@ -269,15 +250,15 @@ messages: {namesFromOtherNamespaces: true}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			table := BuiltinKindTable()
-			s, err := LoadConfig([]byte(tc.file), "cfg.yaml", table)
+			table := kinds.BuiltinKindTable()
+			s, err := rules.LoadConfig([]byte(tc.file), "cfg.yaml", table)
 			if tc.wantErr != "" {
 				require.EqualError(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
 			if tc.wantKind != "" {
-				_, ok := table.Lookup(schemaGK("example.com", tc.wantKind))
+				_, ok := table.Lookup(rulestest.SchemaGK("example.com", tc.wantKind))
 				assert.True(t, ok)
 			}
 			if tc.check != nil {
@@ -290,12 +271,12 @@ messages: {namesFromOtherNamespaces: true}
 func reasonsOf(errs field.ErrorList) []string {
 	var out []string
 	for _, e := range errs {
-		out = append(out, ReasonOf(e))
+		out = append(out, validation.ReasonOf(e))
 	}
 	return out
 }
 
-func errorsOf(list []Relaxed) field.ErrorList {
+func errorsOf(list []rules.Relaxed) field.ErrorList {
 	var out field.ErrorList
 	for _, r := range list {
 		out = append(out, r.Error)

@@ -1,6 +1,14 @@
-package rules
+package rules_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"encoding/json"
 	"testing"
 )
@@ -17,14 +25,14 @@ func FuzzEvaluate(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	table := BuiltinKindTable()
-	snap := NewMemorySnapshot()
+	table := kinds.BuiltinKindTable()
+	snap := index.New()
 	for _, doc := range []string{
 		`{"metadata":{"name":"gw","namespace":"infra"},"spec":{"gatewayClassName":"x","listeners":[{"name":"https","protocol":"HTTPS","port":443,"allowedRoutes":{"namespaces":{"from":"All"}}}]}}`,
 	} {
 		var m map[string]any
 		_ = json.Unmarshal([]byte(doc), &m)
-		snap.AddObject(NewObject(GatewayGroup, "Gateway", m))
+		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "Gateway", m))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var obj map[string]any
@@ -32,14 +40,14 @@ func FuzzEvaluate(f *testing.F) {
 			return
 		}
 		for _, row := range table.Rows() {
-			p := NewPolicy(row, obj)
-			v := Evaluate(Request{Operation: Create, Policy: p}, snap)
+			p := policy.NewPolicy(row, obj)
+			v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: p}, snap)
 			for _, e := range v.Denials {
-				if ReasonOf(e) == "" {
+				if validation.ReasonOf(e) == "" {
 					t.Fatalf("%s: denial without a reason: %v", row.Kind, e)
 				}
 			}
-			_ = ImpactOf(WithPolicy(snap, p), p, nil)
+			_ = impact.Of(topology.WithPolicy(snap, p), p, nil)
 		}
 	})
 }

@@ -1,6 +1,10 @@
-package rules
+package rules_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"fmt"
 	"testing"
 
@@ -15,7 +19,7 @@ import (
 // TestGEP713Example1 is "Example 1. Direct Policy": p1[color:red] -> b1, then
 // p2[color:blue] -> b1. The controller would mark p2 not enforced; we deny it at apply time.
 func TestGEP713Example1(t *testing.T) {
-	table := NewKindTable()
+	table := kinds.NewKindTable()
 	require.NoError(t, table.Load([]byte(`
 kinds:
 - group: policies.controller.io
@@ -23,7 +27,7 @@ kinds:
   class: Direct
   targets: [{group: "", kind: Service}]
 `), "example-1"))
-	snap := world(t, table, topology)
+	snap := rulestest.World(t, table, rulestest.Topology)
 	p := func(name, c string) string {
 		return fmt.Sprintf(`
 apiVersion: policies.controller.io/v1
@@ -33,19 +37,19 @@ spec:
   targetRefs: [{group: "", kind: Service, name: b1}]
   color: %s`, name, c)
 	}
-	v1 := judge(t, table, snap, p("p1", "red"))
+	v1 := rulestest.Judge(t, table, snap, p("p1", "red"))
 	require.True(t, v1.Allowed(), "p1: %v", v1.Denials)
-	snap.PutPolicy(policyOf(t, table, p("p1", "red")))
+	snap.PutPolicy(rulestest.PolicyOf(t, table, p("p1", "red")))
 
-	v2 := judge(t, table, snap, p("p2", "blue"))
-	matcher.Test(t, field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", ReasonConflicted,
+	v2 := rulestest.Judge(t, table, snap, p("p2", "blue"))
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
 		"Service app/b1 already has ColorPolicy app/p1; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, v2.Denials)
 }
 
 // TestGEP713Examples2And3 admits every policy of Examples 2 and 3 (the Inherited
 // ColorPolicy of the built-in table): none of them conflicts at one level.
 func TestGEP713Examples2And3(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	const gepTopology = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -91,12 +95,12 @@ spec:
 	}
 	for name, policies := range examples {
 		t.Run(name, func(t *testing.T) {
-			snap := world(t, table, gepTopology)
+			snap := rulestest.World(t, table, gepTopology)
 			for _, doc := range policies {
-				v := judge(t, table, snap, doc)
+				v := rulestest.Judge(t, table, snap, doc)
 				assert.Empty(t, v.Denials, "policy %s", doc)
 				assert.Empty(t, v.Warnings)
-				snap.PutPolicy(policyOf(t, table, doc))
+				snap.PutPolicy(rulestest.PolicyOf(t, table, doc))
 			}
 		})
 	}
@@ -109,7 +113,7 @@ spec:
 // alphabetically" and are Conflicted; every other cell is resolved by the hierarchy and
 // is admitted.
 func TestExperimentalGEPTables(t *testing.T) {
-	table := NewKindTable()
+	table := kinds.NewKindTable()
 	require.NoError(t, table.Load([]byte(`
 kinds:
 - group: networking.example.io
@@ -143,11 +147,11 @@ spec:
 				for levelB := range levels {
 					name := fmt.Sprintf("%s %s A vs %s %s B", levelA, classA, levelB, classB)
 					t.Run(name, func(t *testing.T) {
-						snap := world(t, table, policy("a", levelA, classA, `["501", "502", "503"]`))
-						v := judge(t, table, snap, policy("b", levelB, classB, `["500"]`))
+						snap := rulestest.World(t, table, policy("a", levelA, classA, `["501", "502", "503"]`))
+						v := rulestest.Judge(t, table, snap, policy("b", levelB, classB, `["500"]`))
 						if levelA == levelB && classA == classB {
 							require.Len(t, v.Denials, 1)
-							assert.Equal(t, ReasonConflicted, ReasonOf(v.Denials[0]))
+							assert.Equal(t, validation.ReasonConflicted, validation.ReasonOf(v.Denials[0]))
 							assert.Equal(t, "spec."+classB, v.Denials[0].Field)
 						} else {
 							assert.Empty(t, v.Denials)

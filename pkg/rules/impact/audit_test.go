@@ -1,6 +1,11 @@
 package impact
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,47 +31,47 @@ spec: {rules: [{backendRefs: [{name: b, port: 80}]}]}
 `
 
 func TestAudit(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	cases := map[string]struct {
 		docs      []string
-		settings  *Settings
+		settings  *rules.Config
 		want      []string // namespace/name of each finding, in order
-		wantModes []Mode
+		wantModes []rules.Mode
 	}{
 		"nothing wrong": {
 			docs: []string{auditRoute, colorAt("a", "2024-01-01T00:00:00Z", "color: red"), colorAt("b", "2024-01-02T00:00:00Z", "color: red")},
 		},
 		"of a conflicting pair the younger is the finding, whatever the listing order": {
 			docs: []string{auditRoute, colorAt("a-young", "2024-01-02T00:00:00Z", "color: blue"), colorAt("z-old", "2024-01-01T00:00:00Z", "color: red")},
-			want: []string{"app/a-young"}, wantModes: []Mode{Deny},
+			want: []string{"app/a-young"}, wantModes: []rules.Mode{rules.Deny},
 		},
 		"same timestamp: the alphabetically first wins": {
 			docs: []string{auditRoute, colorAt("b", "2024-01-01T00:00:00Z", "color: blue"), colorAt("a", "2024-01-01T00:00:00Z", "color: red")},
-			want: []string{"app/b"}, wantModes: []Mode{Deny},
+			want: []string{"app/b"}, wantModes: []rules.Mode{rules.Deny},
 		},
 		"a policy already found does not make the next one a finding": {
 			// old and newest agree; middle disagrees with both. Only middle would have been denied.
 			docs: []string{auditRoute, colorAt("old", "2024-01-01T00:00:00Z", "color: red"),
 				colorAt("middle", "2024-01-02T00:00:00Z", "color: blue"), colorAt("newest", "2024-01-03T00:00:00Z", "color: red")},
-			want: []string{"app/middle"}, wantModes: []Mode{Deny},
+			want: []string{"app/middle"}, wantModes: []rules.Mode{rules.Deny},
 		},
 		"findings carry the configured mode": {
 			docs:     []string{auditRoute, colorAt("old", "2024-01-01T00:00:00Z", "color: red"), colorAt("young", "2024-01-02T00:00:00Z", "color: blue")},
-			settings: &Settings{Enforcement: Enforcement{Default: Warn}},
-			want:     []string{"app/young"}, wantModes: []Mode{Warn},
+			settings: &rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}},
+			want:     []string{"app/young"}, wantModes: []rules.Mode{rules.Warn},
 		},
 		"single-object rules are found too": {
 			docs: []string{auditRoute, colorAt("two-ways", "2024-01-01T00:00:00Z", "defaults: {color: red}\n  overrides: {color: blue}")},
-			want: []string{"app/two-ways"}, wantModes: []Mode{Deny},
+			want: []string{"app/two-ways"}, wantModes: []rules.Mode{rules.Deny},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			snap := world(t, table, tc.docs...)
+			snap := rulestest.World(t, table, tc.docs...)
 			findings, audited := Audit(snap, tc.settings)
 			assert.Equal(t, len(tc.docs)-1, audited)
 			var got []string
-			var modes []Mode
+			var modes []rules.Mode
 			for _, f := range findings {
 				got = append(got, f.Policy.Ref())
 				modes = append(modes, f.Modes...)
@@ -78,17 +83,17 @@ func TestAudit(t *testing.T) {
 }
 
 func TestAuditConflictMessageNamesTheOlderPolicy(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, auditRoute, colorAt("young", "2024-01-02T00:00:00Z", "color: blue"), colorAt("old", "2024-01-01T00:00:00Z", "color: red"))
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, auditRoute, colorAt("young", "2024-01-02T00:00:00Z", "color: blue"), colorAt("old", "2024-01-01T00:00:00Z", "color: red"))
 	findings, _ := Audit(snap, nil)
 	require.Len(t, findings, 1)
-	matcher.Test(t, field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec", ReasonConflicted,
-		`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+orderDetail)}, findings[0].Denials)
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec", validation.ReasonConflicted,
+		`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}, findings[0].Denials)
 }
 
 func TestAuditNamesPoliciesInOtherNamespaces(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, sharedGatewayWorld, `
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, rulestest.SharedGatewayWorld, `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: first, namespace: web, creationTimestamp: "2024-01-01T00:00:00Z"}
@@ -102,6 +107,6 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 	findings, _ := Audit(snap, nil)
 	require.Len(t, findings, 1)
 	assert.Equal(t, "app/second", findings[0].Policy.Ref())
-	matcher.Test(t, field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.overrides", ReasonConflicted,
-		`ColorPolicy web/first on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+orderDetail)}, findings[0].Denials)
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
+		`ColorPolicy web/first on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}, findings[0].Denials)
 }

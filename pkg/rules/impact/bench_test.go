@@ -1,6 +1,11 @@
 package impact
 
 import (
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+
 	"fmt"
 	"testing"
 
@@ -11,9 +16,9 @@ import (
 // with 10 named rules each (one backend per rule), 10,000 Services, 5,000 policies. Gateway
 // gw-small carries one route (10 paths), gw-big carries 1,000 routes (10,000 paths); the
 // other routes spread over the other Gateways.
-func buildAttachedCluster(b *testing.B, table *kinds.KindTable) *MemorySnapshot {
+func buildAttachedCluster(b *testing.B, table *kinds.KindTable) *index.Snapshot {
 	b.Helper()
-	snap := NewMemorySnapshot()
+	snap := index.New()
 	const gateways, routes, policies = 1000, 10000, 5000
 	gwName := func(i int) string {
 		switch i {
@@ -25,7 +30,7 @@ func buildAttachedCluster(b *testing.B, table *kinds.KindTable) *MemorySnapshot 
 		return fmt.Sprintf("gw-%d", i)
 	}
 	for g := 0; g < gateways; g++ {
-		snap.AddObject(NewObject(GatewayGroup, "Gateway", map[string]any{
+		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "Gateway", map[string]any{
 			"metadata": map[string]any{"name": gwName(g), "namespace": "infra"},
 			"spec": map[string]any{"gatewayClassName": "example", "listeners": []any{map[string]any{
 				"name": "http", "protocol": "HTTP", "port": int64(80),
@@ -50,37 +55,37 @@ func buildAttachedCluster(b *testing.B, table *kinds.KindTable) *MemorySnapshot 
 			rules[i] = map[string]any{"name": fmt.Sprintf("rule-%d", i),
 				"backendRefs": []any{map[string]any{"name": svc, "port": int64(443)}}}
 		}
-		snap.AddObject(NewObject(GatewayGroup, "HTTPRoute", map[string]any{
+		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "HTTPRoute", map[string]any{
 			"metadata": map[string]any{"name": fmt.Sprintf("route-%d", r), "namespace": ns},
 			"spec": map[string]any{
 				"parentRefs": []any{map[string]any{"name": parentOf(r), "namespace": "infra"}},
 				"rules":      rules,
 			},
 		}))
-		snap.AddObject(NewObject(CoreGroup, "Service", map[string]any{
+		snap.AddObject(topology.NewObject(kinds.CoreGroup, "Service", map[string]any{
 			"metadata": map[string]any{"name": svc, "namespace": ns},
 			"spec":     map[string]any{"ports": []any{map[string]any{"name": "https", "port": int64(443)}}},
 		}))
 	}
-	color := mustRowB(b, table, "policies.controller.io", "ColorPolicy")
-	btls := mustRowB(b, table, GatewayGroup, "BackendTLSPolicy")
+	color := rulestest.MustRow(b, table, "policies.controller.io", "ColorPolicy")
+	btls := rulestest.MustRow(b, table, kinds.GatewayGroup, "BackendTLSPolicy")
 	for i := 0; i < policies; i++ {
 		r := (i * 2) % routes
 		ns := fmt.Sprintf("app-%d", r%100)
 		meta := map[string]any{"name": fmt.Sprintf("p-%d", i), "namespace": ns, "creationTimestamp": "2024-01-01T00:00:00Z"}
 		switch i % 3 {
 		case 0: // route-level defaults
-			snap.PutPolicy(NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
-				"targetRefs": []any{map[string]any{"group": GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r)}},
+			snap.PutPolicy(policy.NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
+				"targetRefs": []any{map[string]any{"group": kinds.GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r)}},
 				"colors":     map[string]any{"light": "blue"},
 			}}))
 		case 1: // rule-level patch defaults
-			snap.PutPolicy(NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
-				"targetRefs": []any{map[string]any{"group": GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r), "sectionName": "rule-3"}},
+			snap.PutPolicy(policy.NewPolicy(color, map[string]any{"metadata": meta, "spec": map[string]any{
+				"targetRefs": []any{map[string]any{"group": kinds.GatewayGroup, "kind": "HTTPRoute", "name": fmt.Sprintf("route-%d", r), "sectionName": "rule-3"}},
 				"defaults":   map[string]any{"strategy": "patch", "colors": map[string]any{"dark": "olive"}},
 			}}))
 		default:
-			snap.PutPolicy(NewPolicy(btls, map[string]any{"metadata": meta, "spec": map[string]any{
+			snap.PutPolicy(policy.NewPolicy(btls, map[string]any{"metadata": meta, "spec": map[string]any{
 				"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", r), "sectionName": "https"}},
 				"validation": map[string]any{"hostname": "svc.example", "wellKnownCACertificates": "System"},
 			}}))
@@ -92,28 +97,28 @@ func buildAttachedCluster(b *testing.B, table *kinds.KindTable) *MemorySnapshot 
 // BenchmarkImpact predicts the impact of one Gateway-level policy. Its cost must follow
 // the paths the policy reaches (10 or 10,000), not the size of the cluster.
 func BenchmarkImpact(b *testing.B) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	snap := buildAttachedCluster(b, table)
-	color := mustRowB(b, table, "policies.controller.io", "ColorPolicy")
+	color := rulestest.MustRow(b, table, "policies.controller.io", "ColorPolicy")
 	for _, tc := range []struct {
 		gateway string
 		paths   int
 	}{{"gw-small", 10}, {"gw-big", 10000}} {
-		p := NewPolicy(color, map[string]any{
+		p := policy.NewPolicy(color, map[string]any{
 			"metadata": map[string]any{"name": "platform-" + tc.gateway, "namespace": "infra", "creationTimestamp": "2024-01-02T00:00:00Z"},
 			"spec": map[string]any{
-				"targetRefs": []any{map[string]any{"group": GatewayGroup, "kind": "Gateway", "name": tc.gateway}},
+				"targetRefs": []any{map[string]any{"group": kinds.GatewayGroup, "kind": "Gateway", "name": tc.gateway}},
 				"overrides":  map[string]any{"strategy": "patch", "colors": map[string]any{"light": "red"}},
 			},
 		})
 		snap.PutPolicy(p)
-		if got := ImpactOf(snap, p, nil).Contexts; got != tc.paths {
+		if got := Of(snap, p, nil).Contexts; got != tc.paths {
 			b.Fatalf("%s reaches %d paths, want %d", tc.gateway, got, tc.paths)
 		}
 		b.Run(fmt.Sprintf("paths=%d", tc.paths), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				_ = ImpactOf(snap, p, nil)
+				_ = Of(snap, p, nil)
 			}
 		})
 	}

@@ -1,8 +1,21 @@
 package merge_test
 
+import (
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+
+	"testing"
+
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/merge"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/stretchr/testify/assert"
+)
+
 func TestFoldProvenance(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, `
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: app}
@@ -26,18 +39,17 @@ metadata: {name: rule, namespace: app, creationTimestamp: "2024-01-01T00:00:01Z"
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: main}]
   colors: {light: blue}`)
-	row := mustRow(t, table, "policies.controller.io", "ColorPolicy")
-	paths := PathsThrough(snap, row, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "app", Name: "gw"})
+	row := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+	paths := topology.PathsThrough(snap, row, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "app", Name: "gw"})
 	if assert.Len(t, paths, 1) {
-		e := Fold(snap, row, paths[0], NewUnitCache())
+		e := merge.Fold(snap, row, paths[0], merge.NewCache())
 		assert.Equal(t, map[string]any{"colors": map[string]any{"dark": "brown", "light": "blue"}, "width": float64(2)}, e.Spec(),
 			"patch defaults from the Gateway are filled under the rule's more specific value")
 		assert.Equal(t, map[string]string{"colors.dark": "app/gw-patch", "colors.light": "app/rule", "width": "app/gw-patch"}, e.Sources())
 	}
 	gwPatch, _ := snap.GetPolicy(row.GroupKind(), "app", "gw-patch")
-	im := ImpactOf(snap, gwPatch, nil)
-	assert.Equal(t, Impact{Status: StatusPartiallyEnforced, Contexts: 1, PartiallyEnforced: 1,
+	im := impact.Of(snap, gwPatch, nil)
+	assert.Equal(t, impact.Impact{Status: impact.StatusPartiallyEnforced, Contexts: 1, PartiallyEnforced: 1,
 		Overrides: []string{}, OverriddenBy: []string{"app/rule"}}, im)
 	assert.Equal(t, "Patch defaults on Gateway app/gw: enforced on 0 of 1 path, partially on 1 by app/rule", im.Summary(gwPatch))
 }
-

@@ -39,10 +39,10 @@ func TestSameValueAgreesWithAJSONRoundTrip(t *testing.T) {
 	for i, a := range values {
 		for j, b := range values {
 			want := sameValueByRoundTrip(a, b)
-			assert.Equal(t, want, sameValue(a, b), "values %d and %d: %s and %s", i, j, show(a), show(b))
+			assert.Equal(t, want, SameValue(a, b), "values %d and %d: %s and %s", i, j, show(a), show(b))
 		}
 	}
-	assert.True(t, sameValue(shared, shared), "a map is the same as itself, NaN and all, as DeepEqual says")
+	assert.True(t, SameValue(shared, shared), "a map is the same as itself, NaN and all, as DeepEqual says")
 }
 
 func show(v any) string { return fmt.Sprintf("%T %#v", v, v) }

@@ -14,17 +14,17 @@ func TestSettings(t *testing.T) {
 		"retryOn": []any{"501", "502"},
 		"limits":  map[string]any{"a": map[string]any{"x": int64(1)}, "b": map[string]any{"x": int64(2)}},
 	}}
-	assert.Equal(t, []Setting{{Path: "", Value: b.Body}}, b.Settings(kinds.StrategyAtomic, nil))
+	assert.Equal(t, []Setting{{Path: "", Value: b.Body}}, SettingsOf(b, kinds.StrategyAtomic, nil))
 	assert.Equal(t, []Setting{
 		{Path: "colors.dark", Value: "brown"}, {Path: "colors.light", Value: "red"},
 		{Path: "limits.a.x", Value: int64(1)}, {Path: "limits.b.x", Value: int64(2)},
 		{Path: "retryOn", Value: []any{"501", "502"}},
-	}, b.Settings(kinds.StrategyPatch, nil))
+	}, SettingsOf(b, kinds.StrategyPatch, nil))
 	assert.Equal(t, []Setting{
 		{Path: "colors", Value: map[string]any{"dark": "brown", "light": "red"}},
 		{Path: "limits.a", Value: map[string]any{"x": int64(1)}}, {Path: "limits.b", Value: map[string]any{"x": int64(2)}},
 		{Path: "retryOn", Value: []any{"501", "502"}},
-	}, b.Settings(kinds.StrategyMerge, []string{"limits"}))
+	}, SettingsOf(b, kinds.StrategyMerge, []string{"limits"}))
 	assert.Equal(t, kinds.StrategyAtomic, CoarserStrategy(kinds.StrategyPatch, kinds.StrategyAtomic))
 	assert.Equal(t, kinds.StrategyMerge, CoarserStrategy(kinds.StrategyPatch, kinds.StrategyMerge))
 }

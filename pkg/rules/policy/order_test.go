@@ -1,13 +1,15 @@
 package policy
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
 func TestPolicyOrder(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	mk := func(ns, name, ts string) *Policy {
 		return policyOf(t, table, `
 apiVersion: policies.controller.io/v1
@@ -21,5 +23,5 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	assert.False(t, newer.Higher(older))
 	foobar, foobaz := mk("foo", "bar", "2024-01-01T00:00:00Z"), mk("foo", "baz", "2024-01-01T00:00:00Z")
 	assert.True(t, foobar.Higher(foobaz), "ties go to {namespace}/{name} alphabetically: foo/bar before foo/baz")
-	assert.Equal(t, TargetKey{Group: GatewayGroup, Kind: "Gateway", Namespace: "foo", Name: "gw"}, foobar.Key(foobar.TargetRefs[0]))
+	assert.Equal(t, TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "foo", Name: "gw"}, foobar.Key(foobar.TargetRefs[0]))
 }

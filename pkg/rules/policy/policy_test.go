@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"testing"
 	"unsafe"
 
@@ -11,7 +14,7 @@ func TestPolicyTargetRefsOfEveryLength(t *testing.T) {
 	// The first reference lives in the policy's own allocation; more move out. Every length
 	// reads back as written, and the list is clipped, so an append can never write into the
 	// room of another policy's list.
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	refs := func(spec string) []string {
 		p := policyOf(t, table, `
 apiVersion: policies.controller.io/v1
@@ -43,6 +46,6 @@ spec: {targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: a}}`)
 	assert.Same(t, &(*policyWithRef)(unsafe.Pointer(p)).firstRef[0], &p.TargetRefs[0])
 
 	// A policy and its first reference are one allocation.
-	row := mustRow(t, table, "policies.controller.io", "ColorPolicy")
+	row, _ := table.Lookup(schema.GroupKind{Group: "policies.controller.io", Kind: "ColorPolicy"})
 	assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { newPolicy(row) }))
 }

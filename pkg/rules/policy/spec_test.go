@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"github.com/policyattachment/webhook/internal/intern"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"math"
 	"slices"
 	"strings"
@@ -28,59 +31,49 @@ spec:
 `
 
 func TestStoredPolicyReadsTheSameSpecAndBlocks(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	p := policyOf(t, table, rateLimitWithEverything)
-	judged := normalize(p.Spec())
+	judged := roundTrip(t, p.Spec())
 	judgedBlocks := p.Blocks()
 
-	NewMemorySnapshot().PutPolicy(p)
+	c := p.Compact()
 
-	require.Nil(t, p.spec, "a stored policy keeps no generic spec")
-	require.NotEmpty(t, p.storedSpec)
-	assert.Equal(t, judged, normalize(p.Spec()))
-	stored := p.Blocks()
+	require.Nil(t, c.spec, "a compact policy keeps no generic spec")
+	require.NotEmpty(t, c.encodedSpec)
+	assert.NotNil(t, p.spec, "the policy compacted is left as it is")
+	assert.Equal(t, judged, roundTrip(t, c.Spec()))
+	stored := c.Blocks()
 	require.Len(t, stored, len(judgedBlocks))
 	for i := range stored {
 		assert.Equal(t, judgedBlocks[i].Field, stored[i].Field)
 		assert.Equal(t, judgedBlocks[i].Class, stored[i].Class)
 		assert.Equal(t, judgedBlocks[i].Strategy, stored[i].Strategy)
 		assert.Equal(t, judgedBlocks[i].Path.String(), stored[i].Path.String())
-		assert.Equal(t, normalize(judgedBlocks[i].Body), normalize(stored[i].Body))
+		assert.Equal(t, roundTrip(t, judgedBlocks[i].Body), roundTrip(t, stored[i].Body))
 	}
 }
 
 func TestStoredPolicyGivesEachCallerItsOwnSpec(t *testing.T) {
-	p := policyOf(t, BuiltinKindTable(), rateLimitWithEverything)
-	NewMemorySnapshot().PutPolicy(p)
+	p := policyOf(t, kinds.BuiltinKindTable(), rateLimitWithEverything)
+	c := p.Compact()
 
-	first := p.Spec()
+	first := c.Spec()
 	delete(first, "defaults")
-	assert.Contains(t, p.Spec(), "defaults", "what one caller does to its copy is not stored")
-}
-
-func TestReservedPolicyKeepsItsGenericSpec(t *testing.T) {
-	p := policyOf(t, BuiltinKindTable(), rateLimitWithEverything)
-	spec := p.Spec()
-
-	NewMemorySnapshot().PutPolicyUnfrozen(p)
-
-	assert.Empty(t, p.storedSpec)
-	assert.Equal(t, spec, p.Spec())
+	assert.Contains(t, c.Spec(), "defaults", "what one caller does to its copy is not stored")
 }
 
 func TestSpecJSONCannotHoldStaysGeneric(t *testing.T) {
 	// YAML reads `.nan` as a float JSON has no word for; such a spec is kept as it is.
-	p := policyOf(t, BuiltinKindTable(), rateLimitWithEverything)
+	p := policyOf(t, kinds.BuiltinKindTable(), rateLimitWithEverything)
 	p.spec["weight"] = math.NaN()
 
-	NewMemorySnapshot().PutPolicy(p)
-
-	assert.Empty(t, p.storedSpec)
+	assert.Same(t, p, p.Compact())
+	assert.Empty(t, p.encodedSpec)
 	assert.Contains(t, p.Spec(), "weight")
 }
 
 func TestStoredPolicyKeepsItsTextsInOneString(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	p := policyOf(t, table, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
@@ -93,7 +86,7 @@ spec:
 	want := *p
 	wantRefs := slices.Clone(p.TargetRefs)
 
-	NewMemorySnapshot().PutPolicy(p)
+	p = p.Compact()
 
 	// The same values...
 	assert.Equal(t, want.Name, p.Name)
@@ -106,8 +99,8 @@ spec:
 	assert.Equal(t, at(p.Name)+uintptr(len(p.Name)), at(p.UID))
 	assert.Equal(t, at(p.UID)+uintptr(len(p.UID)), at(p.TargetRefs[0].Name))
 	assert.Equal(t, at(p.TargetRefs[0].Name)+uintptr(len("shop")), at(p.TargetRefs[1].Name))
-	assert.Equal(t, at(p.TargetRefs[1].Name)+uintptr(len("cart")), at(p.storedSpec))
+	assert.Equal(t, at(p.TargetRefs[1].Name)+uintptr(len("cart")), at(p.encodedSpec))
 	for _, s := range []string{p.Namespace, p.TargetRefs[0].Kind, p.TargetRefs[0].SectionName, p.TargetRefs[1].Namespace} {
-		assert.Same(t, unsafe.StringData(intern(strings.Clone(s))), unsafe.StringData(s), "%q is interned", s)
+		assert.Same(t, unsafe.StringData(intern.String(strings.Clone(s))), unsafe.StringData(s), "%q is interned", s)
 	}
 }

@@ -31,7 +31,7 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 		others := otherPolicies(snap, p, key)
 		conflicting := 0
 		for _, q := range others {
-			if conflicting == maxConflictingPolicies {
+			if conflicting == MaxConflictingPolicies {
 				break
 			}
 			var found field.ErrorList
@@ -51,10 +51,10 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 	return withReason(ReasonConflicted, errs...)
 }
 
-// maxConflictingPolicies bounds the policies one target's conflicts are reported against
+// MaxConflictingPolicies bounds the policies one target's conflicts are reported against
 // (the highest first). One is enough to deny; where Warn or DryRun let conflicting policies
 // pile up, judging and rendering every one would make each review cost more than the last.
-const maxConflictingPolicies = 10
+const MaxConflictingPolicies = 10
 
 // otherPolicies returns the policies of p's kind at key, minus p itself (an UPDATE never
 // conflicts with its own stored version), highest first.

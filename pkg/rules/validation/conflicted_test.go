@@ -1,19 +1,20 @@
-package validation
+package validation_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+
 	"fmt"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-const orderDetail = "at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level"
-
 func TestValidateConflicts(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	existing := func(name, spec string) string {
 		return `
 apiVersion: policies.controller.io/v1
@@ -30,39 +31,39 @@ spec:
 	}{
 		"atomic defaults with another value": {
 			world:  []string{existing("old", `color: red`)},
-			policy: color(`color: blue`),
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec", ReasonConflicted,
-				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+orderDetail)},
+			policy: rulestest.Color(`color: blue`),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec", validation.ReasonConflicted,
+				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)},
 		},
 		"identical values are no conflict": {
 			world:  []string{existing("old", `color: red`)},
-			policy: color(`color: red`),
+			policy: rulestest.Color(`color: red`),
 		},
 		"defaults against overrides at one level are no conflict": {
 			world:  []string{existing("old", `overrides: {color: red}`)},
-			policy: color(`defaults: {color: blue}`),
+			policy: rulestest.Color(`defaults: {color: blue}`),
 		},
 		"bare rules and defaults are one stanza class": {
 			world:  []string{existing("old", `defaults: {color: red}`)},
-			policy: color(`color: blue`),
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec", ReasonConflicted,
-				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+orderDetail)},
+			policy: rulestest.Color(`color: blue`),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec", validation.ReasonConflicted,
+				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic defaults to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)},
 		},
 		"patch: different scalar paths are no conflict": {
 			world:  []string{existing("old", `overrides: {strategy: patch, colors: {dark: brown}}`)},
-			policy: color(`overrides: {strategy: patch, colors: {light: yellow}}`),
+			policy: rulestest.Color(`overrides: {strategy: patch, colors: {light: yellow}}`),
 		},
 		"patch: the same scalar path with another value": {
 			world:  []string{existing("old", `overrides: {strategy: patch, colors: {dark: brown, light: red}}`)},
-			policy: color(`overrides: {strategy: patch, colors: {dark: brown, light: yellow}}`),
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.overrides.colors.light", ReasonConflicted,
-				`ColorPolicy app/old on HTTPRoute app/r1 also sets overrides "colors.light" to "red" (this policy: "yellow"); `+orderDetail)},
+			policy: rulestest.Color(`overrides: {strategy: patch, colors: {dark: brown, light: yellow}}`),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides.colors.light", validation.ReasonConflicted,
+				`ColorPolicy app/old on HTTPRoute app/r1 also sets overrides "colors.light" to "red" (this policy: "yellow"); `+rulestest.OrderDetail)},
 		},
 		"patch against atomic compares whole blocks": {
 			world:  []string{existing("old", `overrides: {colors: {dark: brown}}`)},
-			policy: color(`overrides: {strategy: patch, colors: {light: yellow}}`),
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.overrides", ReasonConflicted,
-				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic overrides to {"colors":{"dark":"brown"}} (this policy: {"colors":{"light":"yellow"}}); `+orderDetail)},
+			policy: rulestest.Color(`overrides: {strategy: patch, colors: {light: yellow}}`),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
+				`ColorPolicy app/old on HTTPRoute app/r1 also sets atomic overrides to {"colors":{"dark":"brown"}} (this policy: {"colors":{"light":"yellow"}}); `+rulestest.OrderDetail)},
 		},
 		"another section of the same route is another level": {
 			world: []string{existing("old", `color: red`)},
@@ -76,7 +77,7 @@ spec:
 		},
 		"an UPDATE is not compared with its own stored version": {
 			world:  []string{existing("p", `color: red`)},
-			policy: color(`color: blue`),
+			policy: rulestest.Color(`color: blue`),
 		},
 		"Kuadrant merge: named rules with the same name and another value": {
 			world: []string{`
@@ -102,8 +103,8 @@ spec:
       per-user: {rates: [{limit: 20, window: 1m}]}
       burst: {rates: [{limit: 5, window: 1s}]}
       global: {rates: [{limit: 1000, window: 1m}]}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.defaults.limits.per-user", ReasonConflicted,
-				`RateLimitPolicy app/old on HTTPRoute app/r1 also sets defaults "limits.per-user" to {"rates":[{"limit":10,"window":"1m"}]} (this policy: {"rates":[{"limit":20,"window":"1m"}]}); `+orderDetail)},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.defaults.limits.per-user", validation.ReasonConflicted,
+				`RateLimitPolicy app/old on HTTPRoute app/r1 also sets defaults "limits.per-user" to {"rates":[{"limit":10,"window":"1m"}]} (this policy: {"rates":[{"limit":20,"window":"1m"}]}); `+rulestest.OrderDetail)},
 		},
 		"Direct kind: a second policy on one Service port": {
 			world: []string{`
@@ -122,15 +123,15 @@ spec:
   - {group: "", kind: Service, name: b1}
   - {group: "", kind: Service, name: b1, sectionName: https}
   validation: {hostname: b1.app, wellKnownCACertificates: System}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[1]", ReasonConflicted,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[1]", validation.ReasonConflicted,
 				"Service app/b1 section https already has BackendTLSPolicy app/old; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			snap := world(t, table, tc.world...)
-			got, _ := validateConflicts(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, snap)
-			matcher.Test(t, tc.want, got)
+			snap := rulestest.World(t, table, tc.world...)
+			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, nil)
+			rulestest.Matcher.Test(t, tc.want, got)
 		})
 	}
 }
@@ -138,7 +139,7 @@ spec:
 // Where Warn let conflicting policies pile up at one target, a review reports the ten
 // highest, not all of them.
 func TestConflictsReportedAreBounded(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	var docs []string
 	for i := 0; i < 15; i++ {
 		docs = append(docs, fmt.Sprintf(`
@@ -149,15 +150,21 @@ spec:
   targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
   validation: {hostname: b1.app, wellKnownCACertificates: System}`, i, i))
 	}
-	snap := world(t, table, docs...)
-	v := judge(t, table, snap, `
+	snap := rulestest.World(t, table, docs...)
+	v := rulestest.Judge(t, table, snap, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
 metadata: {name: new, namespace: app}
 spec:
   targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
   validation: {hostname: b1.app, wellKnownCACertificates: System}`)
-	require.Len(t, v.Denials, maxConflictingPolicies)
-	assert.Contains(t, v.Denials[0].Detail, "BackendTLSPolicy app/old-00;", "the oldest first")
-	assert.Contains(t, v.Denials[maxConflictingPolicies-1].Detail, "BackendTLSPolicy app/old-09;")
+	var want field.ErrorList
+	for i := range validation.MaxConflictingPolicies {
+		want = append(want, rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted, fmt.Sprintf(
+			"Service app/b1 section https already has BackendTLSPolicy app/old-%02d; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)", i)))
+	}
+	rulestest.Matcher.Test(t, want, v.Denials) // the ten oldest...
+	for i, e := range v.Denials {
+		require.Equal(t, want[i].Detail, e.Detail, "...oldest first") // the matcher ignores order
+	}
 }

@@ -1,6 +1,11 @@
-package validation
+package validation_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+
 	"strings"
 	"testing"
 
@@ -9,7 +14,7 @@ import (
 )
 
 func TestValidateTargetRefs(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	cases := map[string]struct {
 		policy string
 		want   field.ErrorList
@@ -33,7 +38,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io/v1, kind: Gateway, name: gw}]
   color: red`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].group", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].group", validation.ReasonInvalidTargetRef,
 				"must be a lowercase DNS subdomain without a version (for example `gateway.networking.k8s.io`), or empty for the core group")},
 		},
 		"kind the row does not allow lists the allowed kinds": {
@@ -44,7 +49,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: "", kind: Service, name: b1}]
   color: red`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", validation.ReasonInvalidTargetRef,
 				`supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`)},
 		},
 		"allowed kind in the wrong group names the group": {
@@ -55,7 +60,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: "", kind: Gateway, name: gw}]
   color: red`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].group", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].group", validation.ReasonInvalidTargetRef,
 				`supported values: "gateway.networking.k8s.io"`)},
 		},
 		"missing kind and name, ill-formed kind": {
@@ -69,9 +74,9 @@ spec:
   - {group: gateway.networking.k8s.io, kind: "1Gateway", name: gw}
   color: red`,
 			want: field.ErrorList{
-				reasonErr(field.ErrorTypeRequired, "spec.targetRefs[0].kind", ReasonInvalidTargetRef, ""),
-				reasonErr(field.ErrorTypeRequired, "spec.targetRefs[0].name", ReasonInvalidTargetRef, ""),
-				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].kind", ReasonInvalidTargetRef, "must start with a letter and contain only letters, digits and '-'"),
+				rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetRefs[0].kind", validation.ReasonInvalidTargetRef, ""),
+				rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetRefs[0].name", validation.ReasonInvalidTargetRef, ""),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].kind", validation.ReasonInvalidTargetRef, "must start with a letter and contain only letters, digits and '-'"),
 			},
 		},
 		"namespace and sectionName formats": {
@@ -86,9 +91,9 @@ spec:
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: ""}
   color: red`,
 			want: field.ErrorList{
-				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].namespace", ReasonInvalidTargetRef, "must be a DNS label: lowercase alphanumerics and '-'"),
-				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].sectionName", ReasonInvalidTargetRef, "must be the name of a listener: lowercase alphanumerics, '-' and '.'"),
-				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[2].sectionName", ReasonInvalidTargetRef, "must not be empty; omit `sectionName` to target the whole object"),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].namespace", validation.ReasonInvalidTargetRef, "must be a DNS label: lowercase alphanumerics and '-'"),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].sectionName", validation.ReasonInvalidTargetRef, "must be the name of a listener: lowercase alphanumerics, '-' and '.'"),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[2].sectionName", validation.ReasonInvalidTargetRef, "must not be empty; omit `sectionName` to target the whole object"),
 			},
 		},
 		"name longer than 253": {
@@ -99,7 +104,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ` + strings.Repeat("a", 254) + `}]
   color: red`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeTooLong, "spec.targetRefs[0].name", ReasonInvalidTargetRef, "may not be more than 253 bytes")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeTooLong, "spec.targetRefs[0].name", validation.ReasonInvalidTargetRef, "may not be more than 253 bytes")},
 		},
 		"names no object can carry (uppercase, invalid UTF-8 decoded as U+FFFD)": {
 			policy: `
@@ -112,8 +117,8 @@ spec:
   - {group: gateway.networking.k8s.io, kind: Gateway, name: "g\uFFFD("}
   color: red`,
 			want: field.ErrorList{
-				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].name", ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
-				reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].name", ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0].name", validation.ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].name", validation.ReasonInvalidTargetRef, "must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is"),
 			},
 		},
 		"a policy naming itself": {
@@ -124,7 +129,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: policies.controller.io, kind: ColorPolicy, name: p}]
   color: red`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", validation.ReasonInvalidTargetRef,
 				`supported values: "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"`)},
 		},
 		"targetRef and targetRefs both set": {
@@ -135,7 +140,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}]`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRef", ReasonInvalidTargetRef, "may not be set together with `targetRefs`; use `targetRefs` only")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRef", validation.ReasonInvalidTargetRef, "may not be set together with `targetRefs`; use `targetRefs` only")},
 		},
 		"targetRefs on a kind that has only targetRef": {
 			policy: `
@@ -146,7 +151,7 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
   limits: {global: {rates: [{limit: 5, window: 10s}]}}`,
 			want: field.ErrorList{
-				reasonErr(field.ErrorTypeForbidden, "spec.targetRefs", ReasonInvalidTargetRef, "not supported by RateLimitPolicy; use `targetRef`"),
+				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs", validation.ReasonInvalidTargetRef, "not supported by RateLimitPolicy; use `targetRef`"),
 			},
 		},
 		"no target at all": {
@@ -156,7 +161,7 @@ kind: AuthPolicy
 metadata: {name: p, namespace: app}
 spec:
   rules: {authentication: {anon: {anonymous: {}}}}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeRequired, "spec.targetRef", ReasonInvalidTargetRef, "a policy must target at least one object")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetRef", validation.ReasonInvalidTargetRef, "a policy must target at least one object")},
 		},
 		"empty targetRefs list": {
 			policy: `
@@ -166,7 +171,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: []
   validation: {hostname: b1.app, wellKnownCACertificates: System}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeRequired, "spec.targetRefs", ReasonInvalidTargetRef, "a policy must target at least one object")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetRefs", validation.ReasonInvalidTargetRef, "a policy must target at least one object")},
 		},
 		"targetRefs that is not a list": {
 			policy: `
@@ -176,7 +181,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: {group: "", kind: Service, name: b1}
   validation: {hostname: b1.app, wellKnownCACertificates: System}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs", ReasonInvalidTargetRef, "must be a list of references")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs", validation.ReasonInvalidTargetRef, "must be a list of references")},
 		},
 		"10,000 malformed refs: one error for the list, none per item": {
 			policy: `
@@ -185,7 +190,7 @@ kind: XBackendTrafficPolicy
 metadata: {name: p, namespace: app}
 spec:
   targetRefs:` + strings.Repeat("\n  - {group: nope/v1, kind: '', name: ''}", 10000),
-			want: field.ErrorList{reasonErr(field.ErrorTypeTooMany, "spec.targetRefs", ReasonInvalidTargetRef, "must have at most 16 items")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeTooMany, "spec.targetRefs", validation.ReasonInvalidTargetRef, "must have at most 16 items")},
 		},
 		"more than the allowed number of refs": {
 			policy: `
@@ -194,7 +199,7 @@ kind: XBackendTrafficPolicy
 metadata: {name: p, namespace: app}
 spec:
   targetRefs:` + manyServiceRefs(17),
-			want: field.ErrorList{reasonErr(field.ErrorTypeTooMany, "spec.targetRefs", ReasonInvalidTargetRef, "must have at most 16 items")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeTooMany, "spec.targetRefs", validation.ReasonInvalidTargetRef, "must have at most 16 items")},
 		},
 		"duplicate references": {
 			policy: `
@@ -206,7 +211,7 @@ spec:
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, namespace: app}
   color: red`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeDuplicate, "spec.targetRefs[1]", ReasonInvalidTargetRef, "same target as spec.targetRefs[0]")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeDuplicate, "spec.targetRefs[1]", validation.ReasonInvalidTargetRef, "same target as spec.targetRefs[0]")},
 		},
 		"BackendTLSPolicy: sectionName must be specified for two refs to one Service": {
 			policy: `
@@ -218,7 +223,7 @@ spec:
   - {group: "", kind: Service, name: b1, sectionName: https}
   - {group: "", kind: Service, name: b1}
   validation: {hostname: b1.app, wellKnownCACertificates: System}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].sectionName", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[1].sectionName", validation.ReasonInvalidTargetRef,
 				"sectionName must be specified when targetRefs includes 2 or more references to the same target")},
 		},
 		"BackendTLSPolicy: sectionName must be unique for one Service": {
@@ -231,7 +236,7 @@ spec:
   - {group: "", kind: Service, name: b1, sectionName: https}
   - {group: "", kind: Service, name: b1, sectionName: https}
   validation: {hostname: b1.app, wellKnownCACertificates: System}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeDuplicate, "spec.targetRefs[1]", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeDuplicate, "spec.targetRefs[1]", validation.ReasonInvalidTargetRef,
 				"sectionName must be unique when targetRefs includes 2 or more references to the same target")},
 		},
 		"sectionName on a kind without sections": {
@@ -242,7 +247,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1, sectionName: checkout}]
   tracing: {strategy: ratio}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].sectionName", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].sectionName", validation.ReasonInvalidTargetRef,
 				"not supported when ObservabilityPolicy targets HTTPRoute; remove `sectionName` to target the whole object")},
 		},
 		"cross-namespace target on a kind that forbids it": {
@@ -253,7 +258,7 @@ metadata: {name: p, namespace: app}
 spec:
   targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}
   limits: {global: {rates: [{limit: 5, window: 10s}]}}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRef.namespace", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRef.namespace", validation.ReasonInvalidTargetRef,
 				`RateLimitPolicy may only target objects in its own namespace "app"`)},
 		},
 		"namespaced policy targeting GatewayClass": {
@@ -264,11 +269,11 @@ metadata: {name: p, namespace: app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: example}]
   retries: 3`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].kind", ReasonInvalidTargetRef,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].kind", validation.ReasonInvalidTargetRef,
 				"a namespaced policy may not target cluster-scoped GatewayClass; GEP-713 requires a cluster-scoped policy kind for it")},
 		},
 	}
-	retry, ok := DiscoveredRow("example.com", "RetryPolicy", kinds.Namespaced, "Inherited")
+	retry, ok := kinds.DiscoveredRow("example.com", "RetryPolicy", kinds.Namespaced, "Inherited")
 	if !ok {
 		t.Fatal("discovered row")
 	}
@@ -277,8 +282,8 @@ spec:
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, _ := validateTargetRefs(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, NewMemorySnapshot())
-			matcher.Test(t, tc.want, got)
+			got := validation.ValidateTargetRefs(rulestest.PolicyOf(t, table, tc.policy), index.New(), nil)
+			rulestest.Matcher.Test(t, tc.want, got)
 		})
 	}
 }

@@ -1,13 +1,19 @@
-package validation
+package validation_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestValidateReferenceGrants(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	const crossNamespaceColor = `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
@@ -28,7 +34,7 @@ spec:
 		}
 		return g + `}]`
 	}
-	denied := field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].namespace", ReasonRefNotPermitted,
+	denied := field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0].namespace", validation.ReasonRefNotPermitted,
 		`no ReferenceGrant in namespace "infra" lets ColorPolicy from namespace "app" reference Gateway "gw"`)}
 
 	cases := map[string]struct {
@@ -105,7 +111,7 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
   basicAuth:
     users: {name: htpasswd, namespace: secrets}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeForbidden, "spec.basicAuth.users.namespace", ReasonRefNotPermitted,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.basicAuth.users.namespace", validation.ReasonRefNotPermitted,
 				`no ReferenceGrant in namespace "secrets" lets SecurityPolicy from namespace "app" reference Secret "htpasswd"`)},
 		},
 		"cross-namespace Secret with a grant": {
@@ -137,15 +143,15 @@ spec:
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			snap := world(t, table, tc.world...)
-			got, _ := validateReferenceGrants(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, snap)
-			matcher.Test(t, tc.want, got)
+			snap := rulestest.World(t, table, tc.world...)
+			got := validation.ValidateReferenceGrants(rulestest.PolicyOf(t, table, tc.policy), snap, nil)
+			rulestest.Matcher.Test(t, tc.want, got)
 		})
 	}
 }
 
 func TestValidateReferences(t *testing.T) {
-	table := BuiltinKindTable()
+	table := kinds.BuiltinKindTable()
 	cases := map[string]struct {
 		policy string
 		want   field.ErrorList
@@ -167,7 +173,7 @@ metadata: {name: tls, namespace: infra}
 spec:
   targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
   issuerRef: {name: ca, kind: Certificate}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeNotSupported, "spec.issuerRef.kind", ReasonInvalidTargetRef, `supported values: "Issuer", "ClusterIssuer"`)},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.issuerRef.kind", validation.ReasonInvalidTargetRef, `supported values: "Issuer", "ClusterIssuer"`)},
 		},
 		"issuerRef without a name": {
 			policy: `
@@ -177,7 +183,7 @@ metadata: {name: tls, namespace: infra}
 spec:
   targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
   issuerRef: {kind: ClusterIssuer}`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeRequired, "spec.issuerRef.name", ReasonInvalidTargetRef, "")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeRequired, "spec.issuerRef.name", validation.ReasonInvalidTargetRef, "")},
 		},
 		"BackendTLSPolicy CA refs are local and of a supported kind": {
 			policy: `
@@ -192,8 +198,8 @@ spec:
     - {group: "", kind: ConfigMap, name: ca}
     - {group: "", kind: Service, name: ca, namespace: other}`,
 			want: field.ErrorList{
-				reasonErr(field.ErrorTypeNotSupported, "spec.validation.caCertificateRefs[1].kind", ReasonInvalidTargetRef, `supported values: "ConfigMap", "Secret"`),
-				reasonErr(field.ErrorTypeForbidden, "spec.validation.caCertificateRefs[1].namespace", ReasonInvalidTargetRef, "must refer to an object in the policy's own namespace"),
+				rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.validation.caCertificateRefs[1].kind", validation.ReasonInvalidTargetRef, `supported values: "ConfigMap", "Secret"`),
+				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.validation.caCertificateRefs[1].namespace", validation.ReasonInvalidTargetRef, "must refer to an object in the policy's own namespace"),
 			},
 		},
 		"reference that is not an object": {
@@ -205,13 +211,13 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
   apiKeyAuth:
     credentialRefs: [keys]`,
-			want: field.ErrorList{reasonErr(field.ErrorTypeInvalid, "spec.apiKeyAuth.credentialRefs[0]", ReasonInvalidTargetRef, "must be an object reference")},
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.apiKeyAuth.credentialRefs[0]", validation.ReasonInvalidTargetRef, "must be an object reference")},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, _ := validateReferences(&Request{Operation: Create, Policy: policyOf(t, table, tc.policy)}, NewMemorySnapshot())
-			matcher.Test(t, tc.want, got)
+			got := validation.ValidateReferences(rulestest.PolicyOf(t, table, tc.policy), index.New(), nil)
+			rulestest.Matcher.Test(t, tc.want, got)
 		})
 	}
 }

@@ -1,14 +1,19 @@
-package validation
+package validation_test
 
 import (
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+
+	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
 func TestWarnMissingTargets(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, topology)
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, rulestest.Topology)
 	cases := map[string]struct {
 		refs string
 		want []string
@@ -30,60 +35,15 @@ func TestWarnMissingTargets(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := policyOf(t, table, `
+			p := rulestest.PolicyOf(t, table, `
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: p, namespace: app}
 spec:
   targetRefs: `+tc.refs+`
   color: red`)
-			errs, got := warnMissingTargets(&Request{Policy: p}, snap)
-			assert.Empty(t, errs)
+			got := validation.WarnMissingTargets(p, snap)
 			assert.Equal(t, tc.want, got)
 		})
 	}
-}
-
-// TestEvaluateReportsEverything checks that one request gets every violation at once,
-// in rule order, and that the warning rides along with the denials.
-func TestEvaluateReportsEverything(t *testing.T) {
-	table := BuiltinKindTable()
-	snap := world(t, table, topology, `
-apiVersion: policies.controller.io/v1
-kind: ColorPolicy
-metadata: {name: old, namespace: app, creationTimestamp: "2024-01-01T00:00:00Z"}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
-  overrides: {color: red}`)
-	v := judge(t, table, snap, `
-apiVersion: policies.controller.io/v1
-kind: ColorPolicy
-metadata: {name: p, namespace: app}
-spec:
-  targetRefs:
-  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
-  - {group: gateway.networking.k8s.io, kind: Gateway, name: edge, namespace: edge}
-  - {group: "", kind: Service, name: b1}
-  defaults: {color: green}
-  overrides: {color: blue}`)
-	var reasons []string
-	for _, e := range v.Denials {
-		reasons = append(reasons, ReasonOf(e)+" "+e.Field)
-	}
-	assert.Equal(t, []string{
-		"InvalidTargetRef spec.targetRefs[2].kind",
-		"RefNotPermitted spec.targetRefs[1].namespace",
-		"MultipleMergeStrategies spec.overrides",
-		"Conflicted spec.overrides",
-	}, reasons)
-	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[1]: Gateway edge/edge not found; the policy takes effect once it exists"}, v.Warnings)
-	assert.False(t, v.Allowed())
-}
-
-func TestEvaluateDeleteIsAllowed(t *testing.T) {
-	table := BuiltinKindTable()
-	p := policyOf(t, table, color(`defaults: {color: red}
-  overrides: {color: blue}`))
-	v := Evaluate(Request{Operation: Delete, Policy: p}, NewMemorySnapshot())
-	assert.True(t, v.Allowed())
 }

@@ -141,3 +141,36 @@ func GroupOf(apiVersion string) string {
 	gv, _ := schema.ParseGroupVersion(apiVersion)
 	return gv.Group
 }
+
+// Color is a ColorPolicy in app on HTTPRoute r1 with the given spec lines.
+func Color(spec string) string {
+	return `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  ` + spec
+}
+
+
+// OrderDetail ends every Conflicted detail of an Inherited kind.
+const OrderDetail = "at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level"
+
+
+// SharedGatewayWorld is a Gateway in infra that ColorPolicies from app and web may target
+// (a ReferenceGrant in infra lets them).
+const SharedGatewayWorld = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: colors, namespace: infra}
+spec:
+  from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]
+`
+
