@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -51,7 +53,7 @@ func TestDeletionWarnings(t *testing.T) {
 	// it is described, not named, unless the settings allow names.
 	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace \"app\"; controllers may stop enforcing it and the next update of it will be denied"}, resp.Warnings)
 
-	store.UseSettings(&rules.Config{Messages: validation.Messages{NamesFromOtherNamespaces: true}})
+	store.UseConfig(&rules.Config{Messages: validation.Messages{NamesFromOtherNamespaces: true}})
 	resp = v.Handle(context.Background(), deleteReview(t, "gateway.networking.k8s.io", "ReferenceGrant", "infra", "colors", `{
 		"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
 		"spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`))
@@ -100,7 +102,7 @@ const (
 )
 
 // storeOf is a ready store holding the objects, given as JSON.
-func storeOf(t *testing.T, objects ...string) *Store {
+func storeOf(t *testing.T, objects ...string) *clusterstate.Store {
 	t.Helper()
 	store := readyStore(kinds.BuiltinKindTable(), index.New())
 	for _, obj := range objects {

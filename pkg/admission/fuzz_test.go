@@ -38,7 +38,7 @@ func FuzzReview(f *testing.F) {
 		// BenchmarkReview, not left to grow without bound across millions of inputs.
 		store := readyStore(table, index.New())
 		relaxed := readyStore(table, index.New())
-		relaxed.UseSettings(&rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}})
+		relaxed.UseConfig(&rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}})
 		handlers := []http.Handler{
 			reviewHandler("validate", &Validator{Store: store}),
 			reviewHandler("mutate", &Mutator{Store: store}),

@@ -1,6 +1,8 @@
 package admission
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 
@@ -91,7 +93,7 @@ func TestMalformedReviews(t *testing.T) {
 }
 
 func TestReadyzWaitsForSync(t *testing.T) {
-	store := NewStore(kinds.BuiltinKindTable(), index.New())
+	store := clusterstate.NewStore(kinds.BuiltinKindTable(), index.New())
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		readyz(store).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))

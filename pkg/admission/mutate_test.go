@@ -18,7 +18,7 @@ import (
 func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 	table := kinds.BuiltinKindTable()
 	store := readyStore(table, index.New())
-	store.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	store.SetClock(func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) })
 	for _, obj := range []string{
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "app"},
 		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}`,

@@ -374,3 +374,11 @@ func (s *Store) Ready() bool { return s.ready.Load() }
 func idOf(p *policy.Policy) policyID {
 	return policyID{p.GroupKind(), p.Namespace, p.Name}
 }
+
+// SetClock replaces the clock that dates reservations, deletion marks and changes; for
+// tests that need those dates fixed.
+func (s *Store) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}

@@ -1,6 +1,9 @@
 package clusterstate
 
 import (
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -16,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/policyattachment/webhook/pkg/rules"
 )
@@ -29,37 +32,60 @@ func btls(name string) string {
 		         "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`, name)
 }
 
+// judge reviews the CREATE of a policy document (JSON) as the validating webhook does, with
+// no live reads, reserving it when admitted unless dryRun.
+func judge(t *testing.T, store *Store, doc string, dryRun bool) rules.Verdict {
+	t.Helper()
+	obj := decodeJSON(t, doc)
+	gv, err := schema.ParseGroupVersion(obj["apiVersion"].(string))
+	require.NoError(t, err)
+	gvk := gv.WithKind(obj["kind"].(string))
+	row, ok := store.Row(gvk.GroupKind())
+	require.True(t, ok, "no row for %v", gvk)
+	v, ok := (&Reviewer{Store: store}).Review(context.Background(), gvk, rules.Request{Operation: rules.Create, Policy: policy.NewPolicy(row, obj)}, !dryRun)
+	require.True(t, ok, "the review finished")
+	return v
+}
+
+func readyStore(table *kinds.KindTable, snap *index.Snapshot) *Store {
+	s := NewStore(table, snap)
+	s.SetReady()
+	return s
+}
+
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &obj))
+	return obj
+}
+
 // The second of two conflicting policies is denied even before any informer event: the
 // first was reserved when it was admitted.
 func TestStoreReservesAdmittedPolicies(t *testing.T) {
-	v := validator(index.New())
-	first := v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("one")))
-	require.True(t, first.Allowed)
-	second := v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("two")))
-	require.False(t, second.Allowed)
-	assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "two" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service app/b1 section https already has BackendTLSPolicy app/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, second.Result.Message)
+	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	require.True(t, judge(t, store, btls("one"), false).Allowed())
+	second := judge(t, store, btls("two"), false)
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted, "Service app/b1 section https already has BackendTLSPolicy app/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, second.Denials)
 }
 
 func TestStoreDryRunDoesNotReserve(t *testing.T) {
-	v := validator(index.New())
-	req := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("one"))
-	dry := true
-	req.DryRun = &dry
-	require.True(t, v.Handle(context.Background(), req).Allowed)
-	assert.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("two"))).Allowed)
+	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	require.True(t, judge(t, store, btls("one"), true).Allowed())
+	assert.True(t, judge(t, store, btls("two"), false).Allowed())
 }
 
 // Two reviews in flight at once for one conflict key: exactly one is admitted.
 func TestStoreConcurrentPair(t *testing.T) {
 	for run := 0; run < 50; run++ {
-		v := validator(index.New())
+		store := readyStore(kinds.BuiltinKindTable(), index.New())
 		var wg sync.WaitGroup
 		allowed := make([]bool, 2)
 		for i := range allowed {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				allowed[i] = v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls(fmt.Sprintf("p%d", i)))).Allowed
+				allowed[i] = judge(t, store, btls(fmt.Sprintf("p%d", i)), false).Allowed()
 			}()
 		}
 		wg.Wait()
@@ -71,27 +97,26 @@ func TestStoreReservationExpires(t *testing.T) {
 	store := readyStore(kinds.BuiltinKindTable(), index.New())
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
-	v := &Validator{Store: store}
-	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("one"))).Allowed)
+	require.True(t, judge(t, store, btls("one"), false).Allowed())
 
 	clock = clock.Add(ReservationTTL + time.Second)
 	assert.Equal(t, 1, store.ExpireReservations(), "never confirmed by the informer: dropped")
-	assert.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("two"))).Allowed)
+	assert.True(t, judge(t, store, btls("two"), false).Allowed())
 
 	// A reservation the informer confirmed stays.
 	store.Upsert(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, decodeJSON(t, btls("two")))
 	clock = clock.Add(ReservationTTL + time.Second)
 	assert.Equal(t, 0, store.ExpireReservations())
-	assert.False(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("three"))).Allowed)
+	assert.False(t, judge(t, store, btls("three"), false).Allowed())
 
 	store.Remove(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "two")
-	assert.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("four"))).Allowed)
+	assert.True(t, judge(t, store, btls("four"), false).Allowed())
 }
 
 // The periodic audit judges in chunks; its result must not depend on the chunk size.
 func TestStoreAuditAcrossChunks(t *testing.T) {
 	store := readyStore(kinds.BuiltinKindTable(), index.New())
-	store.UseSettings(&rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}})
+	store.UseConfig(&rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}})
 	tls := schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}
 	const services = 3*auditChunk + 7
 	for i := 0; i < services; i++ {
@@ -120,9 +145,6 @@ func TestStoreAuditAcrossChunks(t *testing.T) {
 	}
 	assert.ElementsMatch(t, want, got)
 
-	publishAudit(findings, audited, time.Millisecond)
-	assert.Equal(t, float64(len(want)), testutil.ToFloat64(auditFindings.WithLabelValues("BackendTLSPolicy", validation.ReasonConflicted, "Warn")))
-	assert.Equal(t, float64(audited), testutil.ToFloat64(auditPolicies))
 }
 
 // withUID decodes a policy document and sets its metadata.uid, as the API server has by the
@@ -185,17 +207,15 @@ func TestStoreForgottenPoliciesExpire(t *testing.T) {
 // lock) and its reservation is seen: the review is judged again and denied.
 func TestStoreJudgesAgainWhenTheStateChangedBeforeReserving(t *testing.T) {
 	store := readyStore(kinds.BuiltinKindTable(), index.New())
-	v := &Validator{Store: store}
 	store.beforeReserve = func() {
 		store.beforeReserve = nil
 		store.Upsert(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, decodeJSON(t, btls("one")))
 	}
 	before := testutil.ToFloat64(judgesAgain)
 
-	second := v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("two")))
+	second := judge(t, store, btls("two"), false)
 
-	require.False(t, second.Allowed)
-	assert.Equal(t, `BackendTLSPolicy.gateway.networking.k8s.io "two" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service app/b1 section https already has BackendTLSPolicy app/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, second.Result.Message)
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted, "Service app/b1 section https already has BackendTLSPolicy app/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, second.Denials)
 	assert.Equal(t, before+1, testutil.ToFloat64(judgesAgain))
 	assert.False(t, store.Has(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "two"), "a denied review reserves nothing")
 }
@@ -205,7 +225,6 @@ func TestStoreJudgesAgainWhenTheStateChangedBeforeReserving(t *testing.T) {
 // writes that change nothing a verdict reads.
 func TestStoreReservesWithoutJudgingAgainWhenNothingChanged(t *testing.T) {
 	store := readyStore(kinds.BuiltinKindTable(), index.New())
-	v := &Validator{Store: store}
 	store.beforeReserve = func() {
 		store.beforeReserve = nil
 		assert.Zero(t, store.ExpireReservations())
@@ -213,7 +232,7 @@ func TestStoreReservesWithoutJudgingAgainWhenNothingChanged(t *testing.T) {
 	}
 	before := testutil.ToFloat64(judgesAgain)
 
-	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("one"))).Allowed)
+	require.True(t, judge(t, store, btls("one"), false).Allowed())
 
 	assert.Equal(t, before, testutil.ToFloat64(judgesAgain))
 	assert.True(t, store.Has(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "one"))
@@ -224,8 +243,7 @@ func TestStoreJudgesAgainWhenAReservationExpiredBeforeReserving(t *testing.T) {
 	store := readyStore(kinds.BuiltinKindTable(), index.New())
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
-	v := &Validator{Store: store}
-	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("old"))).Allowed)
+	require.True(t, judge(t, store, btls("old"), false).Allowed())
 	store.beforeReserve = func() {
 		store.beforeReserve = nil
 		clock = clock.Add(ReservationTTL + time.Second)
@@ -236,7 +254,32 @@ func TestStoreJudgesAgainWhenAReservationExpiredBeforeReserving(t *testing.T) {
 	// "other" targets another Service, so it is allowed either way; what is checked is
 	// that the expiry counts as a change.
 	other := strings.ReplaceAll(btls("other"), `"name": "b1"`, `"name": "b2"`)
-	require.True(t, v.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", other)).Allowed)
+	require.True(t, judge(t, store, other, false).Allowed())
 
 	assert.Equal(t, before+1, testutil.ToFloat64(judgesAgain))
+}
+
+// Something holds the store (in life: a stuck writer): a review gives up at its deadline
+// instead of waiting, and reserves nothing.
+func TestReviewGivesUpAtItsDeadline(t *testing.T) {
+	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	obj := decodeJSON(t, btls("slow"))
+	row, _ := store.Row(btlsKind)
+	req := rules.Request{Operation: rules.Create, Policy: policy.NewPolicy(row, obj)}
+	gvk := btlsKind.WithVersion("v1")
+
+	store.mu.Lock()
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		store.mu.Unlock()
+		close(released)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, finished := (&Reviewer{Store: store}).Review(ctx, gvk, req, true)
+	<-released
+	assert.False(t, finished)
+	assert.False(t, store.Has(btlsKind, "app", "slow"), "a review that gave up reserves nothing")
+	assert.True(t, judge(t, store, btls("next"), false).Allowed(), "the deadline is per review")
 }

@@ -1,7 +1,7 @@
 package rules_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 

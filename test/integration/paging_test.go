@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 
 	"context"
@@ -25,7 +27,7 @@ func TestReplicaStartingOnMoreThanOnePageStoresEveryPolicy(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
 	namespace(t, cl, "paged")
-	policies := admission.ListPageSize + 1
+	policies := clusterstate.ListPageSize + 1
 	for i := 0; i < policies; i++ {
 		require.NoError(t, cl.Create(ctx, object(t, fmt.Sprintf(`
 apiVersion: policies.controller.io/v1

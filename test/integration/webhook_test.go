@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -396,7 +398,7 @@ spec:
 	reader, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
 	// A replica whose informers have synced but not yet seen "first".
-	store := admission.NewStore(kinds.BuiltinKindTable(), index.New())
+	store := clusterstate.NewStore(kinds.BuiltinKindTable(), index.New())
 	store.SetReady()
 	replica := &admission.Validator{Store: store, Live: reader}
 	second := first.DeepCopy()
@@ -436,7 +438,7 @@ spec:
 	newcomer.SetName("newcomer")
 	newcomer.SetUID("")
 	replica := func(live client.Reader) *admission.Validator {
-		store := admission.NewStore(kinds.BuiltinKindTable(), index.New())
+		store := clusterstate.NewStore(kinds.BuiltinKindTable(), index.New())
 		store.Upsert(ghost.GroupVersionKind().GroupKind(), ghost.DeepCopy().Object)
 		store.SetReady()
 		return &admission.Validator{Store: store, Live: live}

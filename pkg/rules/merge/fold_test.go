@@ -5,7 +5,7 @@ import (
 
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"

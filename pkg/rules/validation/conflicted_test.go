@@ -5,7 +5,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/internal/rulestest"
 
 	"fmt"
 	"testing"

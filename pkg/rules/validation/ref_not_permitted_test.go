@@ -5,7 +5,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 
 	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/internal/rulestest"
 
 	"testing"
 

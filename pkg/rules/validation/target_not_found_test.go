@@ -3,7 +3,7 @@ package validation_test
 import (
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 
-	"github.com/policyattachment/webhook/pkg/rules/internal/rulestest"
+	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 
 	"testing"
