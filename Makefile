@@ -70,7 +70,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 30s); failing inputs land in
 
 .PHONY: fmt
 fmt: ## Format the code
-	gofmt -w cmd pkg
+	gofmt -w cmd pkg internal test hack certs
 
 .PHONY: vet
 vet: ## go vet
@@ -78,7 +78,7 @@ vet: ## go vet
 
 .PHONY: lint
 lint: vet ## gofmt check and go vet
-	@out=$$(gofmt -l cmd pkg); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd pkg internal test hack certs); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 .PHONY: verify
 verify: lint ## lint, and go mod tidy leaves no diff

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/manifests"
 )
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-
 	"bytes"
 	"encoding/json"
 	"os"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // runCLI runs the binary's entry point in-process.

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
-
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

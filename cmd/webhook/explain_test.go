@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // TestExplainGolden runs `webhook explain -o json` and `webhook check -o json` over each

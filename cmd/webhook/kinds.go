@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func runKinds(args []string, stdout, stderr io.Writer) int {

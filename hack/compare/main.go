@@ -10,9 +10,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"encoding/json"
 	"flag"
@@ -29,6 +26,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func main() {

@@ -5,8 +5,6 @@
 package main
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"errors"
 	"flag"
@@ -29,6 +27,7 @@ import (
 
 	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func main() {

@@ -5,8 +5,6 @@
 package localcluster
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"cmp"
 	"context"
 	"crypto/tls"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/certs"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // Webhook names, as kubectl prints them in denials.

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // Matcher compares whole field errors: type, path, the exact detail and the origin (the
@@ -153,10 +154,8 @@ spec:
   ` + spec
 }
 
-
 // OrderDetail ends every Conflicted detail of an Inherited kind.
 const OrderDetail = "at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level"
-
 
 // SharedGatewayWorld is a Gateway in infra that ColorPolicies from app and web may target
 // (a ReferenceGrant in infra lets them).
@@ -173,4 +172,3 @@ spec:
   from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
   to: [{group: gateway.networking.k8s.io, kind: Gateway}]
 `
-

@@ -1,10 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // syntheticSnapshot builds the synthetic cluster into a snapshot, as informer events would.

@@ -1,12 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"context"
 	"encoding/json"
 	"net/http"
@@ -20,7 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func deleteReview(t *testing.T, group, kind, namespace, name, old string) admission.Request {

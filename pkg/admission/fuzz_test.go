@@ -1,9 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -12,7 +9,9 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // FuzzReview sends arbitrary bodies through the real validating and mutating handlers (the

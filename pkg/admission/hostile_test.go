@@ -1,9 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // hostileReview is a CREATE review of a ColorPolicy in app, with object as given.

@@ -3,10 +3,11 @@ package admission
 import (
 	"time"
 
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Metrics of the admission door, registered on controller-runtime's registry.

@@ -1,12 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +12,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // Mutator adds the predicted impact annotations to policies on CREATE and UPDATE. Its

@@ -1,10 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"encoding/json"
 	"testing"
@@ -13,6 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {

@@ -1,11 +1,6 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -25,7 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // Paths served on the HTTPS port.

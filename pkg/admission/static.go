@@ -1,13 +1,12 @@
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/index"
-
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/index"
 )
 
 // StaticServer serves the same endpoints as Server from a fixed snapshot and no API

@@ -1,18 +1,6 @@
-// Package admission is the HTTPS door to the rules engine: it decodes an AdmissionReview
-// once, picks the kind row, has pkg/clusterstate judge the write (a live read where the
-// store may be behind, then rules.Evaluate), and renders the verdict as an
-// AdmissionResponse: a 422 with one cause per field, warnings, or the JSON patch of the
-// impact annotations. It holds no rule logic and no cluster state of its own; it also
-// serves the metrics and the probes.
 package admission
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,7 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Validator answers validating admission reviews for every policy kind in the store's table.

@@ -1,17 +1,16 @@
 package check
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // AuditReport lists the stored policies the rules would deny today (`webhook audit -o json`).

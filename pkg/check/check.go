@@ -3,12 +3,6 @@
 package check
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,8 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Report is the result of a check run (the `-o json` contract in DESIGN.md).

@@ -1,14 +1,13 @@
 package check
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // WriteText prints the report for people: one line per verdict, the reasons indented under it.

@@ -1,8 +1,6 @@
 package clusterstate
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // ListPageSize bounds each List: a large cluster is read in pages, not one response

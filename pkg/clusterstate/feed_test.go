@@ -1,9 +1,6 @@
 package clusterstate
 
 import (
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 var btlsKind = schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}

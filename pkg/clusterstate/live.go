@@ -1,9 +1,6 @@
 package clusterstate
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"context"
 	"time"
 
@@ -15,6 +12,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Reviewer judges policy writes against the store, reading the API server where the

@@ -1,14 +1,6 @@
 package clusterstate
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
-
 	"context"
 	"sync"
 	"sync/atomic"
@@ -17,7 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Store is the webhook's view of the cluster: an indexed index.Snapshot fed by

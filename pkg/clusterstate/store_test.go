@@ -1,13 +1,6 @@
 package clusterstate
 
 import (
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,7 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func btls(name string) string {

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"sync"
 
-	toolscache "k8s.io/client-go/tools/cache"
-
 	"github.com/go-logr/logr"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // Feeds keeps a Store in step with the cluster: a feed (feed.go) for every kind the rules

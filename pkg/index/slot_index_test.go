@@ -1,16 +1,16 @@
 package index
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 func TestSlotIndexKeepsOrderThroughRemovals(t *testing.T) {

@@ -2,18 +2,17 @@ package index
 
 import (
 	"fmt"
-
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"sigs.k8s.io/yaml"
-
 	"slices"
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 func TestObjectTableStoresReplacesAndRemoves(t *testing.T) {

@@ -5,12 +5,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Config is the part of a config file that changes what a verdict does, as opposed to
@@ -118,7 +119,7 @@ func (s *Config) ModeFor(reason string, p *policy.Policy, namespaceLabels map[st
 		if i < len(s.compiled) {
 			r = s.compiled[i]
 		} else {
-			// Settings built in code without Validate: compile here (an invalid selector
+			// A Config built in code without Validate: compile here (an invalid selector
 			// matches nothing, so it can only keep a denial at the default).
 			r.EnforcementRule = s.Enforcement.Rules[i]
 			r.selector = labels.Everything()

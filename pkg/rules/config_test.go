@@ -1,17 +1,17 @@
 package rules_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules"
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // enforcementWorld has a route in a namespace labelled stage=rollout and a ColorPolicy

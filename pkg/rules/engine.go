@@ -3,10 +3,11 @@ package rules
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Operation is the admission operation being judged.

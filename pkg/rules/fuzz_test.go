@@ -1,6 +1,9 @@
 package rules_test
 
 import (
+	"encoding/json"
+	"testing"
+
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
@@ -8,9 +11,6 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
-
-	"encoding/json"
-	"testing"
 )
 
 // FuzzEvaluate decodes arbitrary policy JSON for every built-in kind and judges it against

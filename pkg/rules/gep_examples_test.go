@@ -1,16 +1,16 @@
 package rules_test
 
 import (
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // The GEP-713 Standard worked examples use g > r > b (Gateway > Route > Backend). Their

@@ -4,8 +4,6 @@
 package deploy
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"bufio"
 	"bytes"
 	"crypto/x509"
@@ -27,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 const (

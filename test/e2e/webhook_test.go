@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"encoding/json"
 	"io"
@@ -20,6 +17,8 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // The tests run in file order and share one topology; each names its own objects.

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"path/filepath"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // TestAttachToAnExistingCluster is `make run CLUSTER=current` against a second, separate

@@ -5,8 +5,6 @@
 package integration
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 var (

@@ -1,10 +1,6 @@
 package integration
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"fmt"
 	"net"
@@ -18,6 +14,8 @@ import (
 	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/certs"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // A replica that starts on a cluster holding more policies of one kind than one page of its

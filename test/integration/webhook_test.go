@@ -1,12 +1,6 @@
 package integration
 
 import (
-	"github.com/policyattachment/webhook/pkg/clusterstate"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -31,6 +25,10 @@ import (
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func newClient(t *testing.T) (client.Client, *testkit.Warnings) {

@@ -3,12 +3,13 @@ package impact
 import (
 	"sort"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Finding is a stored policy the rules would deny today: it was created before the webhook

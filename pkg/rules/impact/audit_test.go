@@ -1,16 +1,16 @@
 package impact
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules"
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func colorAt(name, created, spec string) string {

@@ -5,12 +5,13 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Deletions are always allowed (a webhook must never trap a platform team with its own

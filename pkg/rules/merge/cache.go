@@ -16,7 +16,7 @@ type Cache struct {
 	removes  map[*policy.Policy][]string
 }
 
-// NewUnitCache returns an empty cache.
+// NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{blocks: map[*policy.Policy][]policy.Block{}, settings: map[*policy.Policy]map[string][]Setting{}, removes: map[*policy.Policy][]string{}}
 }

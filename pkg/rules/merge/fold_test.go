@@ -1,16 +1,16 @@
 package merge_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/impact"
-
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
-	"github.com/stretchr/testify/assert"
 )
 
 func TestFoldProvenance(t *testing.T) {

@@ -3,9 +3,10 @@ package merge
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/stretchr/testify/assert"
 )
 
 func TestSettings(t *testing.T) {

@@ -1,11 +1,11 @@
 package policy
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func TestPolicyOrder(t *testing.T) {

@@ -5,9 +5,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // Policy is one policy object as the rules see it: its identity, its decoded target

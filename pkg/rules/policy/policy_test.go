@@ -1,13 +1,13 @@
 package policy
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func TestPolicyTargetRefsOfEveryLength(t *testing.T) {

@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // ObjectRef is one resolved reference to another object, from a reference field.

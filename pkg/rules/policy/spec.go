@@ -11,7 +11,7 @@ import (
 
 // Spec returns the policy's spec as generic JSON. A compact policy (Compact) keeps its spec
 // as JSON text and decodes a fresh copy at each call, so callers read it once per
-// computation (merge.UnitCache holds the blocks of each policy met on many paths). Callers
+// computation (merge.Cache holds the blocks of each policy met on many paths). Callers
 // must not change what it returns.
 func (p *Policy) Spec() map[string]any {
 	if p.spec != nil || p.encodedSpec == "" {

@@ -1,9 +1,6 @@
 package policy
 
 import (
-	"github.com/policyattachment/webhook/internal/intern"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"math"
 	"slices"
 	"strings"
@@ -12,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/internal/intern"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // rateLimitWithEverything has bare-free stanzas, a strategy, named rules, numbers, a list

@@ -3,8 +3,9 @@ package policy
 import (
 	"slices"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // StanzaClass is how a block of rules merges down the hierarchy.

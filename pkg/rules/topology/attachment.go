@@ -4,10 +4,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/policyattachment/webhook/pkg/rules/policy"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // Gateway API route attachment, as the hierarchy needs it: a route attaches to a listener

@@ -3,8 +3,9 @@ package topology
 import (
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 func TestHostMatch(t *testing.T) {

@@ -3,10 +3,11 @@ package topology
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/policyattachment/webhook/internal/intern"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Object is a target object as the rules see it.

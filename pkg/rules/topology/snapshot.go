@@ -3,15 +3,15 @@ package topology
 import (
 	"iter"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Snapshot is the state of the cluster the rules read. Every lookup is by key or index;
-// a rule never lists the world. The webhook backs it with a store fed by list and watch; `check` and
-// tests back it with a MemorySnapshot.
+// a rule never lists the world. pkg/index implements it; the webhook's store (pkg/clusterstate)
+// keeps one fed by list and watch, `check` builds one from manifests.
 type Snapshot interface {
 	// Object returns a non-policy object (Gateway, HTTPRoute, Service...) by key (no section).
 	Object(key policy.TargetKey) (*Object, bool)

@@ -1,15 +1,15 @@
 package topology_test
 
 import (
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
-
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 func strs(paths []topology.ContextPath) []string {

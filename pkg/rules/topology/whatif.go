@@ -1,8 +1,9 @@
 package topology
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // WithPolicy is a read-only view of a snapshot in which p is stored (replacing any stored

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ValidateConflicts denies a same-level conflict: another policy of the same kind attached

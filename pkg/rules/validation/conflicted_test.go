@@ -1,16 +1,15 @@
 package validation_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-	"github.com/stretchr/testify/require"
-
-	"github.com/policyattachment/webhook/internal/rulestest"
-
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func TestValidateConflicts(t *testing.T) {

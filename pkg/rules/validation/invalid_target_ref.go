@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ValidateTargetRefs applies every rule Gateway API applies to policy target references,

@@ -1,16 +1,15 @@
 package validation_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/internal/rulestest"
-
 	"strings"
 	"testing"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func TestValidateTargetRefs(t *testing.T) {

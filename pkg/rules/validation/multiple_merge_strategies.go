@@ -6,10 +6,11 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ValidateMergeStrategies enforces GEP-713 Standard "Basic merge strategies": an instance

@@ -3,9 +3,10 @@ package validation
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ValidateReferenceGrants denies a reference into another namespace (a target, or a

@@ -1,15 +1,14 @@
 package validation_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
-	"github.com/policyattachment/webhook/pkg/index"
-	"github.com/policyattachment/webhook/internal/rulestest"
-
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func TestValidateReferenceGrants(t *testing.T) {

@@ -1,14 +1,13 @@
 package validation_test
 
 import (
-	"github.com/policyattachment/webhook/pkg/rules/validation"
-
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 func TestWarnMissingTargets(t *testing.T) {

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/policyattachment/webhook/pkg/rules/kinds"
-	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // routeWithEveryKindOfRuleName has named, repeated, unnamed and empty-named rules.

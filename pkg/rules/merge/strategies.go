@@ -1,0 +1,91 @@
+package merge
+
+import (
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+)
+
+// replaceAll drops every setting: an atomic winner takes the whole block.
+func (e *Effective) replaceAll(winner *policy.Policy) {
+	for path, u := range e.settings {
+		if u.Source != winner {
+			e.lostTo[path] = winner
+		}
+		delete(e.settings, path)
+	}
+}
+
+// overlay sets each unit, replacing the same setting and any setting nested in, or
+// enclosing, it.
+func (e *Effective) overlay(units []Setting) {
+	for _, u := range units {
+		for path, old := range e.settings {
+			if path == u.Path || isBelow(path, u.Path) || isBelow(u.Path, path) {
+				if old.Source != u.Source && path != u.Path {
+					e.lostTo[path] = u.Source
+				}
+				delete(e.settings, path)
+			}
+		}
+		e.settings[u.Path] = u
+	}
+}
+
+// isBelow reports whether the dotted setting path lies under parent ("a.b" under "a"),
+// without building parent+"." on every comparison of every fold.
+func isBelow(path, parent string) bool {
+	return len(path) > len(parent) && path[len(parent)] == '.' && path[:len(parent)] == parent
+}
+
+// removeNamed applies a policy's `remove` list: named default rules from above are
+// deactivated (Kuadrant RFC, Example F1). It runs in the defaults phase only, so it never
+// touches overrides (Example F2).
+func (e *Effective) removeNamed(p *policy.Policy, cache *Cache) {
+	for _, name := range cache.Removes(p) {
+		for path, u := range e.settings {
+			if u.Source != p && u.Segs[len(u.Segs)-1] == name {
+				e.lostTo[path] = p
+				delete(e.settings, path)
+			}
+		}
+	}
+}
+
+// The strategies, as the fold applies them. The higher block of a pair dictates the
+// strategy: a defaults block merges into what the defaults above it set by their strategy,
+// and an overrides block into everything below it by its own.
+type mergeFunc func(e *Effective, incoming *policy.Policy, settings []Setting)
+
+var (
+	defaultsMerges  = map[string]mergeFunc{kinds.StrategyAtomic: atomicDefaults, kinds.StrategyPatch: bySetting, kinds.StrategyMerge: bySetting}
+	overridesMerges = map[string]mergeFunc{kinds.StrategyAtomic: atomicOverride, kinds.StrategyPatch: bySetting, kinds.StrategyMerge: bySetting}
+)
+
+// mergeBy returns the merge of a strategy; the first block of a path ("" above it) and any
+// strategy outside the table merge setting by setting.
+func mergeBy(table map[string]mergeFunc, strategy string) mergeFunc {
+	if f, ok := table[strategy]; ok {
+		return f
+	}
+	return bySetting
+}
+
+// atomicDefaults: below atomic defaults, a block that sets anything replaces the whole
+// block above it.
+func atomicDefaults(e *Effective, incoming *policy.Policy, settings []Setting) {
+	if len(settings) > 0 {
+		e.replaceAll(incoming)
+	}
+	e.overlay(settings)
+}
+
+// atomicOverride: an atomic override replaces everything below it.
+func atomicOverride(e *Effective, incoming *policy.Policy, settings []Setting) {
+	e.replaceAll(incoming)
+	e.overlay(settings)
+}
+
+// bySetting (patch, merge): setting by setting, the incoming block wins where both set.
+func bySetting(e *Effective, _ *policy.Policy, settings []Setting) {
+	e.overlay(settings)
+}
