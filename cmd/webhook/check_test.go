@@ -339,9 +339,11 @@ enforcement:
 	assert.Contains(t, out, "    warning: spec: Forbidden: Conflicted: ColorPolicy app/store-blue on HTTPRoute app/store also sets")
 	assert.Contains(t, out, "(admitted: enforcement mode is Warn)")
 	assert.True(t, strings.HasSuffix(out, "6 policies checked: 5 allowed (2 only because of Warn or DryRun enforcement), 1 denied\n"), out)
+	golden(t, "testdata/check/enforcement-modes/out.txt", out) // every line, not only those above
 
 	code, out, errOut = runCLI(t, "", append(args, "-o", "json")...)
 	require.Equal(t, 1, code, errOut)
+	golden(t, "testdata/check/enforcement-modes/out.json", out)
 	var report check.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	assert.Equal(t, check.Summary{Allowed: 5, Denied: 1, Relaxed: 2}, report.Summary)

@@ -71,9 +71,15 @@ func TestFeedDelete(t *testing.T) {
 	f := newFeed(btlsKind, store)
 	require.NoError(t, f.Add(btlsObject(t, "one")))
 	require.NoError(t, f.Update(btlsObject(t, "two")))
+	require.True(t, store.Has(btlsKind, "app", "one"), "an add is stored")
+	require.True(t, store.Has(btlsKind, "app", "two"), "an update is stored")
+
 	require.NoError(t, f.Delete(btlsObject(t, "one")))
-	require.NoError(t, f.Delete(toolscache.DeletedFinalStateUnknown{Key: "app/two", Obj: btlsObject(t, "two")}))
 	assert.False(t, store.Has(btlsKind, "app", "one"))
-	assert.False(t, store.Has(btlsKind, "app", "two"))
+	assert.True(t, store.Has(btlsKind, "app", "two"), "a delete removes its object only")
+	assert.Equal(t, map[types.NamespacedName]struct{}{{Namespace: "app", Name: "two"}: {}}, f.keys)
+
+	require.NoError(t, f.Delete(toolscache.DeletedFinalStateUnknown{Key: "app/two", Obj: btlsObject(t, "two")}))
+	assert.False(t, store.Has(btlsKind, "app", "two"), "a delete the watch missed the end of still removes")
 	assert.Empty(t, f.keys)
 }
