@@ -74,7 +74,7 @@ fmt: ## Format the code
 
 .PHONY: vet
 vet: ## go vet
-	$(GO) vet $(PKGS)
+	$(GO) vet -tags e2e $(PKGS)
 
 .PHONY: lint
 lint: vet ## gofmt check and go vet

@@ -14,7 +14,7 @@ targets=(
   "./pkg/admission FuzzReview"
   "./pkg/manifests FuzzDecode"
   "./pkg/rules FuzzEvaluate"
-  "./pkg/rules FuzzFormatPatterns"
+  "./pkg/rules/validation FuzzFormatPatterns"
 )
 found=0
 for t in "${targets[@]}"; do

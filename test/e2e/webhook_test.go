@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
@@ -194,7 +194,7 @@ func TestWebhookDown(t *testing.T) {
 	// The README's way to find what was admitted while the webhook was away: `webhook
 	// audit` reads the cluster and replays its policies oldest first.
 	table := kinds.BuiltinKindTable()
-	docs, err := admission.ReadCluster(ctx, cfg, table, io.Discard)
+	docs, err := clusterstate.ReadCluster(ctx, cfg, table, io.Discard)
 	require.NoError(t, err)
 	report, err := check.Audit(docs, table, nil)
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ import (
 
 // A replica that starts on a cluster holding more policies of one kind than one page of its
 // first list stores every one of them: the list follows its continue tokens, storing each
-// page as it comes (pkg/admission/feed.go).
+// page as it comes (pkg/clusterstate/feed.go).
 func TestReplicaStartingOnMoreThanOnePageStoresEveryPolicy(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
