@@ -211,8 +211,7 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
 		reviewsInFlight.Inc()
 		start := time.Now()
-		var o outcome
-		resp := inner.Handle(withOutcome(ctx, &o), req)
+		resp := inner.Handle(ctx, req)
 		reviewSeconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 		reviewsInFlight.Dec()
 		verdict, reason := "allowed", ""
@@ -220,26 +219,9 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 		case resp.Result != nil && resp.Result.Code >= 400 && resp.Result.Code != http.StatusUnprocessableEntity:
 			verdict = "errored"
 		case !resp.Allowed:
-			verdict, reason = "denied", o.reason
+			verdict, reason = "denied", resp.AuditAnnotations[AuditReason]
 		}
 		reviewsTotal.WithLabelValues(name, verdict, reason).Inc()
 		return resp
 	})
-}
-
-// outcome is what a handler reports about its review beside the response: the stable
-// reason of the first denial, for the metrics' label.
-type outcome struct{ reason string }
-
-type outcomeKey struct{}
-
-func withOutcome(ctx context.Context, o *outcome) context.Context {
-	return context.WithValue(ctx, outcomeKey{}, o)
-}
-
-// noteReason records the reason of a denial for the review's metrics.
-func noteReason(ctx context.Context, reason string) {
-	if o, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
-		o.reason = reason
-	}
 }

@@ -81,9 +81,6 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, timeout))
 	}
 	recordRelaxed(ctx, rreq.Policy, verdict)
-	if !verdict.Allowed() {
-		noteReason(ctx, validation.ReasonOf(verdict.Denials[0]))
-	}
 	return Response(gk, rreq, verdict)
 }
 
@@ -203,6 +200,12 @@ func objectOf(ext runtime.RawExtension) (map[string]any, error) {
 	return obj, nil
 }
 
+// AuditReason is the audit annotation a denial carries: the stable reason of its first
+// cause. The API server records it in its audit log, prefixed with the webhook's name
+// (`validate.policyattachment.io/reason`), and the reviews counter takes its reason label
+// from it.
+const AuditReason = "reason"
+
 // Response renders a verdict. A denial is apierrors.NewInvalid's status (invalidStatus):
 // HTTP 422 with one cause per field, which kubectl prints as
 // `<Kind>.<group> "name" is invalid: [field: detail, ...]`.
@@ -212,7 +215,8 @@ func Response(gk schema.GroupKind, req rules.Request, v rules.Verdict) admission
 		resp = admission.Allowed("")
 	} else {
 		status := invalidStatus(gk, req.Policy.Name, v.Denials)
-		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status,
+			AuditAnnotations: map[string]string{AuditReason: validation.ReasonOf(v.Denials[0])}}}
 	}
 	resp.Warnings = capWarnings(v.Warnings)
 	return resp

@@ -97,7 +97,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 				overriddenBy[w.Ref()] = true
 			}
 		}
-		for eu := range e.Each() {
+		for eu := range e.Each {
 			if eu.Source != p {
 				continue
 			}
@@ -107,7 +107,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 				}
 			}
 		}
-		for path, w := range e.LostTo() {
+		for path, w := range e.LostTo {
 			if w == p {
 				for _, q := range e.Policies {
 					if q != p && sets(q, path, cache) {

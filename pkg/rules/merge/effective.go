@@ -1,8 +1,6 @@
 package merge
 
 import (
-	"iter"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -73,12 +71,26 @@ func (e *Effective) Setting(path string) (Setting, bool) {
 	return s, ok
 }
 
-// Each yields the effective settings, in no order.
-func (e *Effective) Each() iter.Seq[Setting] { return maps.Values(e.settings) }
+// Each yields the effective settings, in no order: `for s := range e.Each`. (A method, not
+// a function returning an iterator: the impact walk ranges over it on every path a policy
+// reaches, and a returned iterator would be one allocation each time.)
+func (e *Effective) Each(yield func(Setting) bool) {
+	for _, s := range e.settings {
+		if !yield(s) {
+			return
+		}
+	}
+}
 
 // LostTo yields each setting removed from the effective policy and the policy whose
 // action removed it (an atomic replacement or a `remove`), in no order.
-func (e *Effective) LostTo() iter.Seq2[string, *policy.Policy] { return maps.All(e.lostTo) }
+func (e *Effective) LostTo(yield func(string, *policy.Policy) bool) {
+	for path, p := range e.lostTo {
+		if !yield(path, p) {
+			return
+		}
+	}
+}
 
 // Empty reports whether the effective policy sets nothing.
 func (e *Effective) Empty() bool { return len(e.settings) == 0 }
@@ -161,14 +173,14 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		}
 		prevLevel = ab.level
 		e.removeNamed(ab.policy, cache)
-		mergeBy(defaultsMerges, prevStrategy)(e, ab.policy, cache.Settings(ab.policy, ab.block))
+		mergeDefaults(e, prevStrategy, ab.policy, cache.Settings(ab.policy, ab.block))
 		prevStrategy = ab.block.Strategy
 	}
 	// Overrides, lowest first, so that the highest is applied last and wins; each with its
 	// own strategy (the override is the higher of every pair it meets).
 	for i := len(overrides) - 1; i >= 0; i-- {
 		ab := overrides[i]
-		mergeBy(overridesMerges, ab.block.Strategy)(e, ab.policy, cache.Settings(ab.policy, ab.block))
+		mergeOverride(e, ab.block.Strategy, ab.policy, cache.Settings(ab.policy, ab.block))
 	}
 }
 

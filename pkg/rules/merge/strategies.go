@@ -53,21 +53,30 @@ func (e *Effective) removeNamed(p *policy.Policy, cache *Cache) {
 
 // The strategies, as the fold applies them. The higher block of a pair dictates the
 // strategy: a defaults block merges into what the defaults above it set by their strategy,
-// and an overrides block into everything below it by its own.
-type mergeFunc func(e *Effective, incoming *policy.Policy, settings []Setting)
+// and an overrides block into everything below it by its own. The canonical strategies are
+// a closed set (kinds validates every row's values at load), so each is dispatched with a
+// switch to a direct call: a call through a function value would make the Effective being
+// folded escape to the heap, one more allocation per policy impact.
 
-var (
-	defaultsMerges  = map[string]mergeFunc{kinds.StrategyAtomic: atomicDefaults, kinds.StrategyPatch: bySetting, kinds.StrategyMerge: bySetting}
-	overridesMerges = map[string]mergeFunc{kinds.StrategyAtomic: atomicOverride, kinds.StrategyPatch: bySetting, kinds.StrategyMerge: bySetting}
-)
-
-// mergeBy returns the merge of a strategy; the first block of a path ("" above it) and any
-// strategy outside the table merge setting by setting.
-func mergeBy(table map[string]mergeFunc, strategy string) mergeFunc {
-	if f, ok := table[strategy]; ok {
-		return f
+// mergeDefaults merges a defaults block into the defaults above it, whose strategy is
+// above ("" for the first block of a path).
+func mergeDefaults(e *Effective, above string, incoming *policy.Policy, settings []Setting) {
+	switch above {
+	case kinds.StrategyAtomic:
+		atomicDefaults(e, incoming, settings)
+	default: // the first block, patch and merge
+		bySetting(e, incoming, settings)
 	}
-	return bySetting
+}
+
+// mergeOverride merges an overrides block, of strategy own, into everything below it.
+func mergeOverride(e *Effective, own string, incoming *policy.Policy, settings []Setting) {
+	switch own {
+	case kinds.StrategyAtomic:
+		atomicOverride(e, incoming, settings)
+	default: // patch and merge
+		bySetting(e, incoming, settings)
+	}
 }
 
 // atomicDefaults: below atomic defaults, a block that sets anything replaces the whole
