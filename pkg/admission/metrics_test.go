@@ -1,14 +1,18 @@
 package admission
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
@@ -30,4 +34,19 @@ func TestPublishAudit(t *testing.T) {
 
 	publishAudit(nil, 2, time.Millisecond)
 	assert.Equal(t, 0, testutil.CollectAndCount(auditFindings), "a clean audit leaves no finding series")
+}
+
+// The reviews counter takes a denial's reason from the verdict, not from the text it
+// renders: the first denial's stable reason, which the response carries as an audit
+// annotation.
+func TestReviewsCounterLabelsTheFirstReason(t *testing.T) {
+	h := instrument("validate", validator(index.New()))
+	counter := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef)
+	before := testutil.ToFloat64(counter)
+	resp := h.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", `{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "", "kind": "Gateway", "name": "b1"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`))
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, map[string]string{AuditReason: validation.ReasonInvalidTargetRef}, resp.AuditAnnotations)
+	assert.Equal(t, before+1, testutil.ToFloat64(counter))
 }

@@ -110,7 +110,7 @@ func BenchmarkImpact(b *testing.B) {
 				"overrides":  map[string]any{"strategy": "patch", "colors": map[string]any{"light": "red"}},
 			},
 		})
-		snap.PutPolicy(p)
+		p = snap.PutPolicy(p)
 		if got := Of(snap, p, nil).Contexts; got != tc.paths {
 			b.Fatalf("%s reaches %d paths, want %d", tc.gateway, got, tc.paths)
 		}

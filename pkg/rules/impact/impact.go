@@ -62,6 +62,7 @@ func (im Impact) ForAnnotation() Impact {
 // snapshot must hold p. The work grows with the paths p reaches, not with the cluster.
 func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
+	p = asStored(snap, p)
 	if cache == nil {
 		cache = merge.NewCache()
 	}
@@ -247,3 +248,19 @@ func pathNoun(_ *kinds.KindRow, n int) string {
 var pathBuffers = sync.Pool{New: func() any { return new([]topology.ContextPath) }}
 
 const maxPooledPaths = 1024
+
+// asStored returns p as the snapshot holds it. The fold tells policies apart by pointer,
+// and a caller may hold the policy it stored rather than the compact copy the snapshot
+// keeps (index.Snapshot.PutPolicy): asked about that one, the walk would count the stored
+// copy as another policy overriding it. One index lookup at p's first attachment point.
+func asStored(snap topology.Snapshot, p *policy.Policy) *policy.Policy {
+	if len(p.TargetRefs) == 0 {
+		return p
+	}
+	for _, q := range snap.PoliciesAt(p.GroupKind(), p.Key(p.TargetRefs[0])) {
+		if q.Namespace == p.Namespace && q.Name == p.Name {
+			return q
+		}
+	}
+	return p
+}
