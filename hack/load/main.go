@@ -241,7 +241,7 @@ func run(o options) error {
 	if !floor {
 		fmt.Printf("load: at %s, inside the webhook's handlers (its histogram): p50 <= %s, p99 <= %s, p99.9 <= %s\n", loadName,
 			bucketQuantile(before.buckets, after.buckets, 0.50), bucketQuantile(before.buckets, after.buckets, 0.99), bucketQuantile(before.buckets, after.buckets, 0.999))
-		// What the collector is given to do: p99 follows how often it runs (BENCHMARKS.md).
+		// What the collector is given to do: p99 follows how often it runs (BENCHMARKS-LOG.md).
 		if cycles := after.gcCycles - before.gcCycles; cycles > 0 && half.done > 0 {
 			fmt.Printf("load: at %s, the webhook allocated %.1f KiB per review and collected %.0f times (every %s)\n", loadName,
 				(after.allocBytes-before.allocBytes)/float64(half.done)/1024, cycles, (half.elapsed / time.Duration(cycles)).Round(time.Millisecond))
