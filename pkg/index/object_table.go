@@ -8,9 +8,8 @@ import (
 // objectTable holds the snapshot's target objects: pointers in one slice, found through a
 // map of keyHash to slot that holds no pointers at all.
 type objectTable struct {
-	slots  []*topology.Object
+	slab[*topology.Object]
 	bySlot map[keyHash]int32
-	free   []int32
 }
 
 func newObjectTable() objectTable { return objectTable{bySlot: map[keyHash]int32{}} }
@@ -34,14 +33,7 @@ func (t *objectTable) put(o *topology.Object) int32 {
 		t.slots[i] = o
 		return i
 	}
-	var i int32
-	if n := len(t.free); n > 0 {
-		i, t.free = t.free[n-1], t.free[:n-1]
-		t.slots[i] = o
-	} else {
-		i = int32(len(t.slots))
-		t.slots = append(t.slots, o)
-	}
+	i := t.add(o)
 	t.bySlot[h] = i
 	return i
 }
@@ -57,6 +49,5 @@ func (t *objectTable) remove(key policy.TargetKey) {
 		return
 	}
 	delete(t.bySlot, h)
-	t.slots[i] = nil // the slot no longer keeps the object alive
-	t.free = append(t.free, i)
+	t.release(i)
 }

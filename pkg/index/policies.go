@@ -21,14 +21,12 @@ import (
 // (crowded). Slices handed out are valid until the next write, like every answer of the
 // snapshot (the webhook's store reads them under its read lock).
 type policyIndex struct {
-	slots []*policy.Policy
-	free  []int32
-	byID  map[policyID]int32
+	slab[*policy.Policy]
+	byID map[policyID]int32
 	// byTarget maps a policy kind at one attachment point (hashPolicyAt) to the slot of
 	// the one policy there (>= 0) or to its list in crowded (-1-i).
 	byTarget    map[keyHash]int32
-	crowded     [][]*policy.Policy
-	crowdedFree []int32
+	crowded     slab[[]*policy.Policy]
 	byNamespace map[schema.GroupKind]map[string][]*policy.Policy
 }
 
@@ -101,7 +99,7 @@ func (s *Snapshot) PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*po
 	case v >= 0:
 		return x.slots[v : v+1 : v+1]
 	default:
-		return x.crowded[-1-v]
+		return x.crowded.slots[-1-v]
 	}
 }
 
@@ -113,14 +111,7 @@ func (s *Snapshot) PoliciesIn(kind schema.GroupKind, namespace string) []*policy
 func (x *policyIndex) put(p *policy.Policy) {
 	id := idOf(p)
 	x.remove(id)
-	var slot int32
-	if n := len(x.free); n > 0 {
-		slot, x.free = x.free[n-1], x.free[:n-1]
-		x.slots[slot] = p
-	} else {
-		slot = int32(len(x.slots))
-		x.slots = append(x.slots, p)
-	}
+	slot := x.add(p)
 	x.byID[id] = slot
 	for _, key := range p.UniqueKeys() {
 		h := hashPolicyAt(policyAt{id.kind, key})
@@ -129,9 +120,9 @@ func (x *policyIndex) put(p *policy.Policy) {
 		case !ok:
 			x.byTarget[h] = slot
 		case v >= 0:
-			x.byTarget[h] = x.newCrowded([]*policy.Policy{x.slots[v], p})
+			x.byTarget[h] = -1 - x.crowded.add([]*policy.Policy{x.slots[v], p})
 		default:
-			x.crowded[-1-v] = append(x.crowded[-1-v], p)
+			x.crowded.slots[-1-v] = append(x.crowded.slots[-1-v], p)
 		}
 	}
 	if x.byNamespace[id.kind] == nil {
@@ -147,8 +138,7 @@ func (x *policyIndex) remove(id policyID) {
 	}
 	old := x.slots[slot]
 	delete(x.byID, id)
-	x.slots[slot] = nil // the slot no longer keeps the policy alive
-	x.free = append(x.free, slot)
+	x.release(slot)
 	x.byNamespace[id.kind][id.namespace] = without(x.byNamespace[id.kind][id.namespace], old)
 	for _, key := range old.UniqueKeys() {
 		h := hashPolicyAt(policyAt{id.kind, key})
@@ -159,13 +149,12 @@ func (x *policyIndex) remove(id policyID) {
 			delete(x.byTarget, h)
 		default:
 			// Copied, not changed in place: a list handed out before stays as it was.
-			list := without(x.crowded[-1-v], old)
+			list := without(x.crowded.slots[-1-v], old)
 			if len(list) > 1 {
-				x.crowded[-1-v] = list
+				x.crowded.slots[-1-v] = list
 				continue
 			}
-			x.crowded[-1-v] = nil
-			x.crowdedFree = append(x.crowdedFree, -1-v)
+			x.crowded.release(-1 - v)
 			if len(list) == 1 {
 				x.byTarget[h] = x.byID[idOf(list[0])]
 			} else {
@@ -173,18 +162,6 @@ func (x *policyIndex) remove(id policyID) {
 			}
 		}
 	}
-}
-
-// newCrowded stores a list of two or more policies and returns how byTarget names it.
-func (x *policyIndex) newCrowded(list []*policy.Policy) int32 {
-	if n := len(x.crowdedFree); n > 0 {
-		i := x.crowdedFree[n-1]
-		x.crowdedFree = x.crowdedFree[:n-1]
-		x.crowded[i] = list
-		return -1 - i
-	}
-	x.crowded = append(x.crowded, list)
-	return -int32(len(x.crowded))
 }
 
 // without returns list without p, copying only when p is in it.

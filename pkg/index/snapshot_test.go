@@ -112,7 +112,7 @@ spec:
 	list = snap.PoliciesAt(kind, at)
 	assert.Equal(t, []*policy.Policy{second}, list)
 	assert.Equal(t, 1, cap(list), "alone again: the slot, not a list")
-	assert.Empty(t, slices.DeleteFunc(slices.Clone(snap.policies.crowded), func(l []*policy.Policy) bool { return l == nil }),
+	assert.Empty(t, slices.DeleteFunc(slices.Clone(snap.policies.crowded.slots), func(l []*policy.Policy) bool { return l == nil }),
 		"no list is left for the one policy")
 	snap.RemovePolicy(kind, "apps", "second")
 	assert.Empty(t, snap.PoliciesAt(kind, at))
