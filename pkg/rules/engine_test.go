@@ -61,3 +61,22 @@ func TestEvaluateDeleteIsAllowed(t *testing.T) {
 	v := rules.Evaluate(rules.Request{Operation: rules.Delete, Policy: p}, index.New())
 	assert.True(t, v.Allowed())
 }
+
+// A policy judged twice (the webhook judges again when the state moved between verdict and
+// reservation) gets the same denials both times.
+func TestEvaluateTwiceGivesTheSameDenials(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	p := rulestest.PolicyOf(t, table, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [7]
+  color: red`)
+	want := field.ErrorList{rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetRefs[0]", validation.ReasonInvalidTargetRef,
+		"must be an object with `group`, `kind` and `name`")}
+	for range 2 {
+		v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: p}, index.New())
+		rulestest.Matcher.Test(t, want, v.Denials)
+	}
+}

@@ -55,9 +55,21 @@ type TargetRef struct {
 func (p *Policy) HasTargetRef() bool  { return p.hasTargetRef }
 func (p *Policy) HasTargetRefs() bool { return p.hasTargetRefs }
 
-// DecodeErrors are the shape errors found while decoding the target references (a
-// targetRefs that is not a list, a name that is not a string).
-func (p *Policy) DecodeErrors() field.ErrorList { return p.decodeErrs }
+// DecodeErrors returns the shape errors found while decoding the target references (a
+// targetRefs that is not a list, a name that is not a string), each a copy the caller may
+// change: a policy can be judged twice (the webhook judges again when the state moved), and
+// each verdict puts its reason on its own errors.
+func (p *Policy) DecodeErrors() field.ErrorList {
+	if len(p.decodeErrs) == 0 {
+		return nil
+	}
+	out := make(field.ErrorList, len(p.decodeErrs))
+	for i, e := range p.decodeErrs {
+		c := *e
+		out[i] = &c
+	}
+	return out
+}
 
 // GroupKind of the policy.
 func (p *Policy) GroupKind() schema.GroupKind { return p.Row.GroupKind() }
