@@ -62,8 +62,8 @@ func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // prepare closes the gap between replicas: when the store holds no other policy of the
 // kind at any of p's attachment points, it lists that kind in the namespaces concerned
 // straight from the API server and feeds what it finds into the store.
-func (v *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy, stored bool) {
-	if v.Live == nil || v.Store.HasOthersAt(p) {
+func (r *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy, stored bool) {
+	if r.Live == nil || r.Store.HasOthersAt(p) {
 		return
 	}
 	ctx, cancel := liveContext(ctx)
@@ -75,31 +75,31 @@ func (v *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *
 		}
 	}
 	for ns := range namespaces {
-		if v.sameCount(ctx, gvk, ns, p, stored) {
+		if r.sameCount(ctx, gvk, ns, p, stored) {
 			continue
 		}
 		// Names only: the common answer is "nothing the cache lacks", and metadata is a
 		// fraction of the bytes. Only policies the store does not hold are read in full.
 		names := &metav1.PartialObjectMetadataList{}
 		names.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := v.Live.List(ctx, names, client.InNamespace(ns)); err != nil {
+		if err := r.Live.List(ctx, names, client.InNamespace(ns)); err != nil {
 			liveReadFailed(ctx, err, "list", gvk, ns, "")
 			return // judged on the cache; the watch catches up
 		}
 		for i := range names.Items {
 			item := &names.Items[i]
-			if (item.Namespace == p.Namespace && item.Name == p.Name) || v.Store.Has(gvk.GroupKind(), item.Namespace, item.Name) {
+			if (item.Namespace == p.Namespace && item.Name == p.Name) || r.Store.Has(gvk.GroupKind(), item.Namespace, item.Name) {
 				continue
 			}
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(gvk)
-			if err := v.Live.Get(ctx, client.ObjectKey{Namespace: item.Namespace, Name: item.Name}, u); err != nil {
+			if err := r.Live.Get(ctx, client.ObjectKey{Namespace: item.Namespace, Name: item.Name}, u); err != nil {
 				if !apierrors.IsNotFound(err) { // deleted since the list: nothing to add
 					liveReadFailed(ctx, err, "get", gvk, item.Namespace, item.Name)
 				}
 				continue
 			}
-			v.Store.Upsert(gvk.GroupKind(), u.Object)
+			r.Store.Upsert(gvk.GroupKind(), u.Object)
 		}
 	}
 }
@@ -111,10 +111,10 @@ func (v *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *
 // listing every name. A deletion and a creation at the same instant would also leave the
 // counts equal; that creation then waits for the watch, as a policy admitted at the
 // same instant through another replica does (README: "Across replicas").
-func (v *Reviewer) sameCount(ctx context.Context, gvk schema.GroupVersionKind, namespace string, p *policy.Policy, stored bool) bool {
+func (r *Reviewer) sameCount(ctx context.Context, gvk schema.GroupVersionKind, namespace string, p *policy.Policy, stored bool) bool {
 	probe := &metav1.PartialObjectMetadataList{}
 	probe.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := v.Live.List(ctx, probe, client.InNamespace(namespace), client.Limit(1)); err != nil {
+	if err := r.Live.List(ctx, probe, client.InNamespace(namespace), client.Limit(1)); err != nil {
 		return false // the full read that follows reports the error
 	}
 	server := int64(len(probe.Items))
@@ -127,26 +127,26 @@ func (v *Reviewer) sameCount(ctx context.Context, gvk schema.GroupVersionKind, n
 	if stored && namespace == p.Namespace {
 		server-- // p itself
 	}
-	return server == int64(v.Store.CountOthersIn(p, namespace))
+	return server == int64(r.Store.CountOthersIn(p, namespace))
 }
 
 // dropDeleted verifies, live, the policies a Conflicted verdict may rest on, and removes from
 // the store those the API server no longer has or is deleting (the watch has not caught
 // up yet). It reports whether it removed any, so the review is judged again.
-func (v *Reviewer) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy) bool {
-	if v.Live == nil {
+func (r *Reviewer) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy) bool {
+	if r.Live == nil {
 		return false
 	}
 	ctx, cancel := liveContext(ctx)
 	defer cancel()
 	dropped := false
-	for _, q := range v.Store.Others(p) {
+	for _, q := range r.Store.Others(p) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
-		err := v.Live.Get(ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
+		err := r.Live.Get(ctx, client.ObjectKey{Namespace: q.Namespace, Name: q.Name}, u)
 		switch {
 		case apierrors.IsNotFound(err), err == nil && u.GetDeletionTimestamp() != nil:
-			v.Store.Forget(q)
+			r.Store.Forget(q)
 			liveReadDropped.Inc()
 			dropped = true
 		case err != nil:

@@ -33,7 +33,8 @@ type Request struct {
 }
 
 // Verdict is the engine's answer: denials (field errors whose origin is their stable
-// reason, which also opens their detail) and warnings. An empty Denials list means the write is allowed.
+// reason, which also opens their detail) and warnings. An empty Denials list means the
+// write is allowed.
 type Verdict struct {
 	Denials  field.ErrorList
 	Warnings []string
