@@ -57,9 +57,11 @@ func (im Impact) ForAnnotation() Impact {
 }
 
 // Of computes a policy's impact: over every path it reaches, the effective policy of
-// its kind, and whether each of its settings survives there (its value is the effective
-// one). Enforced: all survive on every path; Overridden: none survives anywhere. The
-// snapshot must hold p. The work grows with the paths p reaches, not with the cluster.
+// its kind, and whether each of its settings survives there. A setting survives only where
+// the effective policy's source for it is p (GEP-713: the loser of a conflict is "NOT
+// enforced" even when the winner happens to set the same value). Enforced: all survive on
+// every path; Overridden: none survives anywhere. The snapshot must hold p. The work grows
+// with the paths p reaches, not with the cluster.
 func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
 	p = asStored(snap, p)
@@ -90,7 +92,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 		e.Compute(snap, p.Row, path, cache)
 		survived := 0
 		for _, u := range mine {
-			if got, ok := e.Setting(u.Path); ok && merge.SameValue(got.Value, u.Value) {
+			if got, ok := e.Setting(u.Path); ok && got.Source == p {
 				survived++
 				continue
 			}
@@ -139,15 +141,12 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	return im
 }
 
-// losesTo reports whether q set the same setting as u (or one nested in or enclosing it)
-// to another value, so that u's standing means q lost it.
+// losesTo reports whether q set the same setting as u (or one nested in or enclosing it):
+// u stands in the effective policy, so q's setting does not, whatever its value.
 func losesTo(q *policy.Policy, u merge.Setting, cache *merge.Cache) bool {
 	for _, b := range cache.Blocks(q) {
 		for _, qu := range cache.Settings(q, b) {
-			if qu.Path == u.Path && !merge.SameValue(qu.Value, u.Value) {
-				return true
-			}
-			if strings.HasPrefix(qu.Path, u.Path+".") || strings.HasPrefix(u.Path, qu.Path+".") {
+			if qu.Path == u.Path || strings.HasPrefix(qu.Path, u.Path+".") || strings.HasPrefix(u.Path, qu.Path+".") {
 				return true
 			}
 		}

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,4 +64,79 @@ spec:
 	want := Impact{Status: StatusEnforced, Contexts: 2, Enforced: 2, Overrides: []string{"app/route-blue"}, OverriddenBy: []string{}}
 	assert.Equal(t, want, Of(snap, stored, nil))
 	assert.Equal(t, want, Of(snap, p, nil))
+}
+
+// A setting survives only where the policy is its source (issue 17, part 1): an equal
+// value from another policy is that policy's win, not this one's.
+func TestImpactByProvenanceNotByValue(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	world := func(policies string) *index.Snapshot {
+		return rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}, {name: https, protocol: HTTPS, port: 443}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b1, namespace: app}
+spec: {ports: [{name: http, port: 80}]}
+---
+`+policies)
+	}
+	stored := func(snap *index.Snapshot, kind, name string) *policy.Policy {
+		p, ok := snap.GetPolicy(rulestest.SchemaGK(kinds.GatewayGroup, kind), "app", name)
+		if kind == "ColorPolicy" {
+			p, ok = snap.GetPolicy(rulestest.SchemaGK("policies.controller.io", kind), "app", name)
+		}
+		require.True(t, ok, name)
+		return p
+	}
+
+	t.Run("the newer of two Direct policies with equal values is not enforced (GEP-713 Standard Example 1)", func(t *testing.T) {
+		snap := world(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: older, namespace: app, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: http}]
+  validation: {hostname: b1.app, wellKnownCACertificates: System}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: newer, namespace: app, creationTimestamp: "2024-01-02T00:00:00Z"}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1, sectionName: http}]
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`)
+		assert.Equal(t, Impact{Status: StatusOverridden, Contexts: 1, Overridden: 1,
+			Overrides: []string{}, OverriddenBy: []string{"app/older"}}, Of(snap, stored(snap, "BackendTLSPolicy", "newer"), nil))
+		assert.Equal(t, Impact{Status: StatusEnforced, Contexts: 1, Enforced: 1,
+			Overrides: []string{"app/newer"}, OverriddenBy: []string{}}, Of(snap, stored(snap, "BackendTLSPolicy", "older"), nil))
+	})
+
+	t.Run("a Gateway's policy is not enforced on the listener a section policy sets, even to the same value", func(t *testing.T) {
+		snap := world(`
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: whole-gateway, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  color: red
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: https-only, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: https}]
+  color: red`)
+		assert.Equal(t, Impact{Status: StatusPartiallyEnforced, Contexts: 2, Enforced: 1, Overridden: 1,
+			Overrides: []string{}, OverriddenBy: []string{"app/https-only"}}, Of(snap, stored(snap, "ColorPolicy", "whole-gateway"), nil))
+		assert.Equal(t, Impact{Status: StatusEnforced, Contexts: 1, Enforced: 1,
+			Overrides: []string{"app/whole-gateway"}, OverriddenBy: []string{}}, Of(snap, stored(snap, "ColorPolicy", "https-only"), nil))
+	})
 }
