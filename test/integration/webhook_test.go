@@ -235,7 +235,9 @@ spec:
 
 // TestPolicyCRDInstalledWhileRunning installs a CRD labelled as a Direct policy kind after
 // the webhook started: it gets a row and an informer, and its same-target conflicts are
-// denied. (The webhook configuration names the new resource, as an operator would add it.)
+// denied: a second policy setting a setting to another value, not a second policy alone (a
+// kind known only from its label is judged by value). (The webhook configuration names the
+// new resource, as an operator would add it.)
 func TestPolicyCRDInstalledWhileRunning(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
@@ -261,22 +263,23 @@ spec:
           spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`)))
 	addResourceToWebhook(t, cl, "example.com", "retrypolicies")
 
-	retry := func(name string) *unstructured.Unstructured {
-		return object(t, `
+	retry := func(name string, retries int) *unstructured.Unstructured {
+		return object(t, fmt.Sprintf(`
 apiVersion: example.com/v1
 kind: RetryPolicy
-metadata: {name: `+name+`, namespace: discovered}
+metadata: {name: %s, namespace: discovered}
 spec:
   targetRefs: [{group: "", kind: Service, name: api}]
-  retries: 3`)
+  retries: %d`, name, retries))
 	}
-	require.Eventually(t, func() bool { return cl.Create(ctx, retry("first")) == nil }, 20*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return cl.Create(ctx, retry("first", 3)) == nil }, 20*time.Second, 100*time.Millisecond)
 	var err error
 	require.Eventually(t, func() bool {
-		err = cl.Create(ctx, retry("second"), client.DryRunAll)
+		err = cl.Create(ctx, retry("second", 5), client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), "Conflicted")
 	}, 20*time.Second, 100*time.Millisecond, "last answer: %v", err)
-	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: RetryPolicy.example.com "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service discovered/api already has RetryPolicy discovered/first; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, err.Error())
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: RetryPolicy.example.com "second" is invalid: spec.retries: Forbidden: Conflicted: RetryPolicy discovered/first on Service discovered/api also sets defaults "retries" to 3 (this policy: 5); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`, err.Error())
+	assert.NoError(t, cl.Create(ctx, retry("same", 3), client.DryRunAll), "the same value is no conflict")
 }
 
 // addResourceToWebhook adds a resource to the validating webhook's first rule.

@@ -42,7 +42,12 @@ func DiscoveredRow(group, kind string, scope Scope, labelValue string) (KindRow,
 			Values:  map[string]string{StrategyAtomic: StrategyAtomic, StrategyPatch: StrategyPatch, StrategyMerge: StrategyMerge},
 			Default: StrategyAtomic,
 		},
-		Source: "discovered",
+		// Whatever the label says: a Direct label does not prove the implementation keeps
+		// one policy per target (kgateway's and agentgateway's merge field by field), and a
+		// kind known only from its label must never be falsely denied. Two policies conflict
+		// only where both set one scalar to different values.
+		Conflicts: Conflicts{Mode: ConflictsValue, Granularity: StrategyPatch},
+		Source:    "discovered",
 	}
 	if class == Direct {
 		r.Stanzas = Stanzas{}

@@ -8,8 +8,8 @@ import (
 // KindTableMarkdown renders the kind table as the README's "what is enforced" table.
 func KindTableMarkdown(t *KindTable) string {
 	var b strings.Builder
-	b.WriteString("| policy kind | class | targets (sectionName) | cross-namespace targets | stanzas | strategy values | references checked |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| policy kind | class | targets (sectionName) | cross-namespace targets | stanzas | strategy values | same-level conflicts | references checked |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range t.Rows() {
 		var targets []string
 		for _, tk := range r.Targets {
@@ -36,9 +36,9 @@ func KindTableMarkdown(t *KindTable) string {
 		if r.CrossNamespaceTargets {
 			cross = "with ReferenceGrant"
 		}
-		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Group, r.Kind, r.Class, strings.Join(targets, ", "), cross,
-			strings.Join(stanzas, ", "), strategies, orDash(strings.Join(refs, ", ")))
+			strings.Join(stanzas, ", "), strategies, r.Conflicts.describe(), orDash(strings.Join(refs, ", ")))
 	}
 	return b.String()
 }
@@ -48,4 +48,23 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// describe says in a table cell when two policies at one attachment point conflict.
+func (c Conflicts) describe() string {
+	switch c.Mode {
+	case ConflictsNone:
+		return "any second policy"
+	case ConflictsValue:
+		s := "same setting, another value"
+		if c.Granularity != "" {
+			s += " (by " + c.Granularity + ")"
+		}
+		return s
+	case ConflictsPresence:
+		return "same setting"
+	case ConflictsFields:
+		return "same field: `" + strings.Join(c.Fields, "`, `") + "`"
+	}
+	return "never"
 }

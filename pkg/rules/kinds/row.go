@@ -66,6 +66,9 @@ type KindRow struct {
 	// EffectiveTarget is the kind whose behaviour the policy finally augments.
 	EffectiveTarget string `json:"effectiveTarget,omitempty"`
 
+	// Conflicts says when two policies of the kind at one attachment point conflict.
+	Conflicts Conflicts `json:"conflicts,omitempty"`
+
 	Stanzas    Stanzas     `json:"stanzas,omitempty"`
 	Strategy   Strategy    `json:"strategy,omitempty"`
 	NamedRules []string    `json:"namedRules,omitempty"`
@@ -73,6 +76,39 @@ type KindRow struct {
 
 	// Source says where the row came from (builtin, config file, CRD discovery).
 	Source string `json:"-"`
+}
+
+// ConflictMode says when two policies of a kind at one attachment point (same target, same
+// section) conflict: when the implementation's outcome between them would depend on
+// creation order alone.
+type ConflictMode string
+
+const (
+	// ConflictsNone: any second policy conflicts (GEP-713 merge strategy None; the
+	// default of Direct kinds).
+	ConflictsNone ConflictMode = "none"
+	// ConflictsValue: both set the same setting, in the same stanza class, to different
+	// values (the default of Inherited kinds, and of every kind known only from its label).
+	ConflictsValue ConflictMode = "value"
+	// ConflictsPresence: both set the same setting, whatever its value.
+	ConflictsPresence ConflictMode = "presence"
+	// ConflictsFields: both set one of the listed fields, whatever its value.
+	ConflictsFields ConflictMode = "fields"
+	// ConflictsNever: every policy at a point applies together.
+	ConflictsNever ConflictMode = "never"
+)
+
+var conflictModes = []ConflictMode{ConflictsNone, ConflictsValue, ConflictsPresence, ConflictsFields, ConflictsNever}
+
+// Conflicts is how a kind's policies at one attachment point relate.
+type Conflicts struct {
+	Mode ConflictMode `json:"mode,omitempty"`
+	// Fields are the spec fields (dotted paths inside a block) that conflict in mode fields.
+	Fields []string `json:"fields,omitempty"`
+	// Granularity is the strategy whose units are compared in modes value and presence:
+	// atomic (the whole block), patch (each scalar) or merge (each named rule). Empty: the
+	// coarser of the two blocks' strategies.
+	Granularity string `json:"granularity,omitempty"`
 }
 
 // TargetKind is one kind a policy may target.

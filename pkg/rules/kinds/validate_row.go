@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -35,6 +36,15 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))
 		}
 	}
+	if !slices.Contains(conflictModes, r.Conflicts.Mode) {
+		problems = append(problems, fmt.Sprintf("conflicts.mode %q must be none, value, presence, fields or never", r.Conflicts.Mode))
+	}
+	if (r.Conflicts.Mode == ConflictsFields) != (len(r.Conflicts.Fields) > 0) {
+		problems = append(problems, "conflicts.fields must be listed with conflicts.mode fields, and only then")
+	}
+	if g := r.Conflicts.Granularity; g != "" && g != StrategyAtomic && g != StrategyPatch && g != StrategyMerge {
+		problems = append(problems, fmt.Sprintf("conflicts.granularity %q must be atomic, patch or merge", g))
+	}
 	if _, ok := effectiveDepths[r.EffectiveTarget]; r.EffectiveTarget != "" && !ok {
 		problems = append(problems, fmt.Sprintf("effectiveTarget %q must be one of %s", r.EffectiveTarget, strings.Join(effectiveTargetNames(), ", ")))
 	}
@@ -66,6 +76,12 @@ func applyRowDefaults(r *KindRow) {
 	}
 	if r.Strategy.Default == "" {
 		r.Strategy.Default = StrategyAtomic
+	}
+	if r.Conflicts.Mode == "" {
+		r.Conflicts.Mode = ConflictsValue
+		if r.Class == Direct {
+			r.Conflicts.Mode = ConflictsNone
+		}
 	}
 }
 

@@ -105,3 +105,23 @@ func hasPrefixIn(list []string, prefix string) bool {
 	}
 	return false
 }
+
+// FieldsOf returns the settings of block b at the listed dotted field paths that it sets,
+// each whole, sorted by path.
+func FieldsOf(b policy.Block, fields []string) []Setting {
+	var out []Setting
+	for _, f := range fields {
+		var v any = b.Body
+		for _, seg := range strings.Split(f, ".") {
+			m, _ := v.(map[string]any)
+			if v = m[seg]; v == nil {
+				break
+			}
+		}
+		if v != nil {
+			out = append(out, Setting{Path: f, Value: v})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}

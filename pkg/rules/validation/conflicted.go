@@ -17,10 +17,16 @@ import (
 // at the same target and section, whose outcome against this one would depend on creation
 // order alone (GEP-713 "Conflict resolution" steps 2 and 3).
 //
-// Direct kinds merge with None: any second policy at one attachment point conflicts.
-// Inherited kinds conflict only when both set the same setting, in the same stanza class,
-// to different values; the setting's granularity is the coarser of the two strategies.
+// When two policies conflict is the kind's data (kinds.Conflicts): any second policy (none:
+// GEP-713 merge strategy None), the same setting with another value (value), the same
+// setting whatever its value (presence), one of the listed fields (fields), or never.
+// Settings are compared in the same stanza class only (defaults against overrides at one
+// level is no ambiguity: overrides win), at the row's granularity or else the coarser of
+// the two blocks' strategies.
 func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.ErrorList {
+	if p.Row.Conflicts.Mode == kinds.ConflictsNever {
+		return nil
+	}
 	var errs field.ErrorList
 	seen := map[policy.TargetKey]bool{}
 	for _, ref := range p.TargetRefs {
@@ -36,12 +42,12 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 				break
 			}
 			var found field.ErrorList
-			if p.Row.Class == kinds.Direct {
+			if p.Row.Conflicts.Mode == kinds.ConflictsNone {
 				found = field.ErrorList{field.Forbidden(ref.Path, fmt.Sprintf(
-					"%s already has %s; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
-					key, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)))}
+					"%s already has %s; %s allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
+					key, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), oneAllowed(p.Row)))}
 			} else {
-				found = inheritedConflicts(msgs, p, q, key)
+				found = settingConflicts(msgs, p, q, key)
 			}
 			if len(found) > 0 {
 				conflicting++
@@ -71,30 +77,69 @@ func otherPolicies(snap topology.Snapshot, p *policy.Policy, key policy.TargetKe
 	return out
 }
 
-// inheritedConflicts compares every block of p with the blocks of q in the same class.
-func inheritedConflicts(msgs *Messages, p, q *policy.Policy, key policy.TargetKey) field.ErrorList {
+// oneAllowed names, for the none mode's message, what allows one policy per point.
+func oneAllowed(row *kinds.KindRow) string {
+	if row.Class == kinds.Direct {
+		return "a Direct policy kind"
+	}
+	return row.Kind
+}
+
+// settingConflicts compares every block of p with the blocks of q in the same class,
+// setting by setting (modes value, presence and fields).
+func settingConflicts(msgs *Messages, p, q *policy.Policy, key policy.TargetKey) field.ErrorList {
 	var errs field.ErrorList
+	mode := p.Row.Conflicts.Mode
 	qBlocks := q.Blocks()
 	for _, pb := range p.Blocks() {
 		for _, qb := range qBlocks {
 			if pb.Class != qb.Class {
 				continue // defaults vs overrides at one level: overrides win, no ambiguity
 			}
-			strategy := merge.CoarserStrategy(pb.Strategy, qb.Strategy)
 			theirs := map[string]any{}
-			for _, s := range merge.SettingsOf(qb, strategy, q.Row.NamedRules) {
+			for _, s := range comparedSettings(q.Row, qb, pb) {
 				theirs[s.Path] = s.Value
 			}
-			for _, s := range merge.SettingsOf(pb, strategy, p.Row.NamedRules) {
+			for _, s := range comparedSettings(p.Row, pb, qb) {
 				other, ok := theirs[s.Path]
-				if !ok || merge.SameValue(other, s.Value) {
+				if !ok || (mode == kinds.ConflictsValue && merge.SameValue(other, s.Value)) {
 					continue
 				}
-				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), conflictDetail(msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), key, pb, s, other)))
+				name := msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)
+				detail := conflictDetail(name, key, pb, s, other)
+				if mode != kinds.ConflictsValue {
+					detail = presenceDetail(name, key, pb, s)
+				}
+				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), detail))
 			}
 		}
 	}
 	return errs
+}
+
+// comparedSettings are the settings of block b that a conflict with block other is looked
+// for in: the listed fields (mode fields), or every setting at the row's granularity, else
+// at the coarser of the two blocks' strategies.
+func comparedSettings(row *kinds.KindRow, b, other policy.Block) []merge.Setting {
+	if row.Conflicts.Mode == kinds.ConflictsFields {
+		return merge.FieldsOf(b, row.Conflicts.Fields)
+	}
+	strategy := row.Conflicts.Granularity
+	if strategy == "" {
+		strategy = merge.CoarserStrategy(b.Strategy, other.Strategy)
+	}
+	return merge.SettingsOf(b, strategy, row.NamedRules)
+}
+
+// presenceDetail says which other policy also sets the setting, without its value: in
+// modes presence and fields the value does not matter.
+func presenceDetail(other string, key policy.TargetKey, b policy.Block, s merge.Setting) string {
+	what := fmt.Sprintf("%s %q", b.Class, s.Path)
+	if s.Path == "" {
+		what = fmt.Sprintf("atomic %s", b.Class)
+	}
+	return fmt.Sprintf("%s on %s also sets %s; at one level the winner would depend on creation order alone, so use different settings or attach at another level",
+		other, key, what)
 }
 
 // conflictDetail says which other policy (named as the requester may see it) sets what.

@@ -167,3 +167,104 @@ spec:
 		require.Equal(t, want[i].Detail, e.Detail, "...oldest first") // the matcher ignores order
 	}
 }
+
+// Each conflict mode of the kind table, on one kind whose stored policy sets `a: 1` and
+// `b: {c: x}` on Gateway infra/gw.
+func TestConflictModes(t *testing.T) {
+	const old = `
+apiVersion: example.com/v1
+kind: ModePolicy
+metadata: {name: old, namespace: infra, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  a: 1
+  b: {c: x}`
+	mine := func(spec string) string {
+		return `
+apiVersion: example.com/v1
+kind: ModePolicy
+metadata: {name: mine, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  ` + spec
+	}
+	valueDetail := func(path, theirs, ours string) string {
+		return `ModePolicy infra/old on Gateway infra/gw also sets defaults "` + path + `" to ` + theirs + ` (this policy: ` + ours + `); ` + rulestest.OrderDetail
+	}
+	presenceDetail := func(path string) string {
+		return `ModePolicy infra/old on Gateway infra/gw also sets defaults "` + path + `"; at one level the winner would depend on creation order alone, so use different settings or attach at another level`
+	}
+	cases := map[string]struct {
+		conflicts kinds.Conflicts
+		policy    string
+		want      field.ErrorList
+	}{
+		"none: any second policy": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsNone},
+			policy:    mine(`d: 1`),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
+				"Gateway infra/gw already has ModePolicy infra/old; ModePolicy allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")},
+		},
+		"value: the same value is no conflict": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsValue, Granularity: kinds.StrategyPatch},
+			policy:    mine("a: 1\n  d: 1"),
+		},
+		"value: another value is": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsValue, Granularity: kinds.StrategyPatch},
+			policy:    mine("a: 2\n  b: {c: x}"),
+			want:      field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.a", validation.ReasonConflicted, valueDetail("a", "1", "2"))},
+		},
+		"presence: the same value is a conflict too": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsPresence, Granularity: kinds.StrategyPatch},
+			policy:    mine("a: 1\n  d: 1"),
+			want:      field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.a", validation.ReasonConflicted, presenceDetail("a"))},
+		},
+		"fields: an unlisted field is no conflict": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsFields, Fields: []string{"b"}},
+			policy:    mine(`a: 2`),
+		},
+		"fields: a listed field is, whatever is set inside it": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsFields, Fields: []string{"b"}},
+			policy:    mine(`b: {e: y}`),
+			want:      field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.b", validation.ReasonConflicted, presenceDetail("b"))},
+		},
+		"never": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsNever},
+			policy:    mine("a: 2\n  b: {c: y}"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			table := kinds.BuiltinKindTable()
+			require.NoError(t, table.Put(kinds.KindRow{Group: "example.com", Kind: "ModePolicy", Class: kinds.Inherited,
+				Targets: []kinds.TargetKind{{Group: kinds.GatewayGroup, Kind: "Gateway", Section: kinds.Listener}}, Conflicts: tc.conflicts}))
+			snap := rulestest.World(t, table, rulestest.Topology, old)
+			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, nil)
+			rulestest.Matcher.Test(t, tc.want, got)
+		})
+	}
+}
+
+// A kind known only from its CRD's label is never denied for a second policy alone, even
+// labelled Direct (kgateway's and agentgateway's Direct-labelled kinds merge field by
+// field): only the same scalar set to another value conflicts.
+func TestDiscoveredKindsConflictByValue(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	row, ok := kinds.DiscoveredRow("example.com", "TrafficPolicy", kinds.Namespaced, "Direct")
+	require.True(t, ok)
+	require.NoError(t, table.Put(row))
+	doc := func(name, spec string) string {
+		return `
+apiVersion: example.com/v1
+kind: TrafficPolicy
+metadata: {name: ` + name + `, namespace: infra, creationTimestamp: "2024-01-0` + map[string]string{"old": "1", "mine": "2"}[name] + `T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  ` + spec
+	}
+	snap := rulestest.World(t, table, rulestest.Topology, doc("old", "timeouts: {request: 10s}"))
+	rulestest.Matcher.Test(t, nil, validation.ValidateConflicts(rulestest.PolicyOf(t, table, doc("mine", "retry: {attempts: 3}\n  timeouts: {request: 10s}")), snap, nil))
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.timeouts.request", validation.ReasonConflicted,
+		`TrafficPolicy infra/old on Gateway infra/gw also sets defaults "timeouts.request" to "10s" (this policy: "20s"); `+rulestest.OrderDetail)},
+		validation.ValidateConflicts(rulestest.PolicyOf(t, table, doc("mine", "timeouts: {request: 20s}")), snap, nil))
+}
