@@ -97,6 +97,14 @@ func TestBase(t *testing.T) {
 		assert.Contains(t, vw.Rules[0].APIGroups, row.Group, row.Kind)
 		assert.Contains(t, mw.Rules[0].APIGroups, row.Group, row.Kind)
 	}
+	// Policy kinds may be cluster-scoped: every rule covers both scopes, so what `webhook
+	// check` judges is what the deployed webhook sees.
+	for _, rules := range [][]admissionregv1.RuleWithOperations{vw.Rules, mw.Rules} {
+		for _, r := range rules {
+			require.NotNil(t, r.Scope)
+			assert.Equal(t, admissionregv1.AllScopes, *r.Scope, "%v", r.Resources)
+		}
+	}
 	assert.Contains(t, vw.Rules[1].Resources, "referencegrants", "deleting a ReferenceGrant is reviewed for its warning")
 	assert.Equal(t, []admissionregv1.OperationType{admissionregv1.Delete}, vw.Rules[1].Operations)
 

@@ -282,6 +282,48 @@ spec:
 	assert.NoError(t, cl.Create(ctx, retry("same", 3), client.DryRunAll), "the same value is no conflict")
 }
 
+// TestClusterScopedPolicyKindIsReviewed: the shipped webhook rules cover both scopes, so a
+// cluster-scoped policy kind (added to the configuration's resources) is judged at the API
+// server as `webhook check` judges it.
+func TestClusterScopedPolicyKindIsReviewed(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	require.NoError(t, cl.Create(ctx, object(t, `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusterguards.example.com
+  labels: {gateway.networking.k8s.io/policy: Inherited}
+spec:
+  group: example.com
+  scope: Cluster
+  names: {kind: ClusterGuard, listKind: ClusterGuardList, plural: clusterguards, singular: clusterguard}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`)))
+	addResourceToWebhook(t, cl, "example.com", "clusterguards")
+
+	guard := object(t, `
+apiVersion: example.com/v1
+kind: ClusterGuard
+metadata: {name: bad-target}
+spec:
+  targetRefs: [{group: "", kind: ConfigMap, name: settings}]
+  defaults: {mode: strict}`)
+	var err error
+	require.Eventually(t, func() bool {
+		err = cl.Create(ctx, guard.DeepCopy(), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "InvalidTargetRef")
+	}, 20*time.Second, 100*time.Millisecond, "last answer: %v", err)
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ClusterGuard.example.com "bad-target" is invalid: spec.targetRefs[0].kind: Unsupported value: "ConfigMap": InvalidTargetRef: supported values: "gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/ListenerSet", "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/TLSRoute", "gateway.networking.k8s.io/TCPRoute", "gateway.networking.k8s.io/UDPRoute", "Service"`, err.Error())
+}
+
 // addResourceToWebhook adds a resource to the validating webhook's first rule.
 func addResourceToWebhook(t *testing.T, cl client.Client, group, resource string) {
 	t.Helper()
