@@ -8,8 +8,8 @@ import (
 // KindTableMarkdown renders the kind table as the README's "what is enforced" table.
 func KindTableMarkdown(t *KindTable) string {
 	var b strings.Builder
-	b.WriteString("| policy kind | class | targets (sectionName) | cross-namespace targets | stanzas | strategy values | same-level conflicts | references checked |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| policy kind | class | targets (sectionName) | cross-namespace targets | stanzas | strategy values | same-level conflicts | same-level winner | references checked |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range t.Rows() {
 		var targets []string
 		for _, tk := range r.Targets {
@@ -36,9 +36,9 @@ func KindTableMarkdown(t *KindTable) string {
 		if r.CrossNamespaceTargets {
 			cross = "with ReferenceGrant"
 		}
-		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Group, r.Kind, r.Class, strings.Join(targets, ", "), cross,
-			strings.Join(stanzas, ", "), strategies, r.Conflicts.describe(), orDash(strings.Join(refs, ", ")))
+			strings.Join(stanzas, ", "), strategies, r.Conflicts.describe(), r.winner(), orDash(strings.Join(refs, ", ")))
 	}
 	return b.String()
 }
@@ -67,4 +67,12 @@ func (c Conflicts) describe() string {
 		return "same field: `" + strings.Join(c.Fields, "`, `") + "`"
 	}
 	return "never"
+}
+
+// winner says in a table cell which of two policies at one attachment point wins.
+func (r *KindRow) winner() string {
+	if r.Class == Direct || r.Order == OrderOldestWins {
+		return "the oldest"
+	}
+	return "GEP-713: the newer default, the older override"
 }

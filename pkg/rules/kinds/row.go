@@ -68,6 +68,11 @@ type KindRow struct {
 
 	// Conflicts says when two policies of the kind at one attachment point conflict.
 	Conflicts Conflicts `json:"conflicts,omitempty"`
+	// Order is which of two policies at one attachment point the implementation lets win
+	// where they overlap (explain and impact predict it): gep (the default: the older ranks
+	// higher, so of two defaults the newer wins, of two overrides the older) or oldestWins
+	// (the older wins either way).
+	Order Order `json:"order,omitempty"`
 
 	Stanzas    Stanzas     `json:"stanzas,omitempty"`
 	Strategy   Strategy    `json:"strategy,omitempty"`
@@ -110,6 +115,18 @@ type Conflicts struct {
 	// coarser of the two blocks' strategies.
 	Granularity string `json:"granularity,omitempty"`
 }
+
+// Order is how an implementation ranks two policies at one attachment point.
+type Order string
+
+const (
+	// OrderGEP is GEP-713's: the older creationTimestamp ranks higher, then
+	// {namespace}/{name}; a higher default yields to a lower one, a higher override wins.
+	OrderGEP Order = "gep"
+	// OrderOldestWins: the older policy's settings win at one attachment point, defaults
+	// and overrides alike.
+	OrderOldestWins Order = "oldestWins"
+)
 
 // TargetKind is one kind a policy may target.
 type TargetKind struct {

@@ -36,6 +36,9 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))
 		}
 	}
+	if r.Order != OrderGEP && r.Order != OrderOldestWins {
+		problems = append(problems, fmt.Sprintf("order %q must be gep or oldestWins", r.Order))
+	}
 	if !slices.Contains(conflictModes, r.Conflicts.Mode) {
 		problems = append(problems, fmt.Sprintf("conflicts.mode %q must be none, value, presence, fields or never", r.Conflicts.Mode))
 	}
@@ -76,6 +79,9 @@ func applyRowDefaults(r *KindRow) {
 	}
 	if r.Strategy.Default == "" {
 		r.Strategy.Default = StrategyAtomic
+	}
+	if r.Order == "" {
+		r.Order = OrderGEP
 	}
 	if r.Conflicts.Mode == "" {
 		r.Conflicts.Mode = ConflictsValue

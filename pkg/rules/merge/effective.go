@@ -146,6 +146,7 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 			return 0
 		})
 		e.sorted = sorted
+		levelStart := len(defaults)
 		for _, p := range sorted {
 			// A policy attached at two levels of one path (two targetRefs) counts at the
 			// higher one. The policies of one path are a handful: a scan, not a map.
@@ -161,6 +162,11 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 					defaults = append(defaults, ab)
 				}
 			}
+		}
+		if row.Order == kinds.OrderOldestWins && row.Class != kinds.Direct {
+			// Defaults apply highest first and the last one applied wins: for the oldest
+			// to win at one level, it goes last. (Overrides already let the highest win.)
+			slices.Reverse(defaults[levelStart:])
 		}
 	}
 	e.defaults, e.overrides = defaults, overrides

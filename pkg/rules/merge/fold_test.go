@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/merge"
@@ -52,4 +54,54 @@ spec:
 	assert.Equal(t, impact.Impact{Status: impact.StatusPartiallyEnforced, Contexts: 1, PartiallyEnforced: 1,
 		Overrides: []string{}, OverriddenBy: []string{"app/rule"}}, im)
 	assert.Equal(t, "Patch defaults on Gateway app/gw: enforced on 0 of 1 path, partially on 1 by app/rule", im.Summary(gwPatch))
+}
+
+// Of two policies at one attachment point (both admitted, as under Warn enforcement), the
+// row's order decides which wins where they overlap: GEP-713 lets the newer of two
+// defaults win and the older of two overrides; oldestWins lets the older win both.
+func TestFoldSameLevelOrder(t *testing.T) {
+	world := func(t *testing.T, table *kinds.KindTable, stanza string) *index.Snapshot {
+		colour := func(name, ts, value string) string {
+			return `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: ` + name + `, namespace: app, creationTimestamp: "` + ts + `"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  ` + stanza + `: {color: ` + value + `}`
+		}
+		return rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}`,
+			colour("older", "2024-01-01T00:00:00Z", "red"), colour("newer", "2024-01-02T00:00:00Z", "blue"))
+	}
+	for _, tc := range []struct {
+		order  kinds.Order
+		stanza string
+		want   string
+	}{
+		{kinds.OrderGEP, "defaults", "app/newer"},
+		{kinds.OrderGEP, "overrides", "app/older"},
+		{kinds.OrderOldestWins, "defaults", "app/older"},
+		{kinds.OrderOldestWins, "overrides", "app/older"},
+	} {
+		t.Run(string(tc.order)+" "+tc.stanza, func(t *testing.T) {
+			table := kinds.BuiltinKindTable()
+			row := *rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+			row.Order = tc.order
+			require.NoError(t, table.Put(row))
+			snap := world(t, table, tc.stanza)
+			stored := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+			paths := topology.PathsThrough(snap, stored, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "app", Name: "gw"})
+			require.Len(t, paths, 1)
+			assert.Equal(t, map[string]string{"color": tc.want}, merge.Fold(snap, stored, paths[0], merge.NewCache()).Sources())
+		})
+	}
 }
