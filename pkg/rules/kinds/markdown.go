@@ -25,6 +25,9 @@ func KindTableMarkdown(t *KindTable) string {
 		strategies := "—"
 		if r.Strategy.Field != "" {
 			strategies = fmt.Sprintf("`%s`: %s (default %s)", r.Strategy.Field, strings.Join(r.StrategyValues(), ", "), r.Strategy.Default)
+			if r.Strategy.DeclaredBy == DeclaredByLower {
+				strategies += ", declared by the lower policy"
+			}
 		} else {
 			strategies = "(none; " + r.Strategy.Default + ")"
 		}

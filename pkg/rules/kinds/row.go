@@ -158,7 +158,17 @@ type Strategy struct {
 	Values map[string]string `json:"values,omitempty"`
 	// Default is the canonical strategy when the field is absent.
 	Default string `json:"default,omitempty"`
+	// DeclaredBy says which policy of a pair on one path dictates how they merge: higher
+	// (GEP-713, the default) or lower (Envoy Gateway's mergeType: a route's policy says how
+	// it merges into its Gateway's; without it, the most specific policy wins whole).
+	DeclaredBy string `json:"declaredBy,omitempty"`
 }
+
+// Which policy of a pair declares the strategy they merge by.
+const (
+	DeclaredByHigher = "higher"
+	DeclaredByLower  = "lower"
+)
 
 // Reference shapes: how a reference field is decoded.
 const (

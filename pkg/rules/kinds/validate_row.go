@@ -36,6 +36,9 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))
 		}
 	}
+	if r.Strategy.DeclaredBy != DeclaredByHigher && r.Strategy.DeclaredBy != DeclaredByLower {
+		problems = append(problems, fmt.Sprintf("strategy.declaredBy %q must be higher or lower", r.Strategy.DeclaredBy))
+	}
 	if r.Order != OrderGEP && r.Order != OrderOldestWins {
 		problems = append(problems, fmt.Sprintf("order %q must be gep or oldestWins", r.Order))
 	}
@@ -79,6 +82,9 @@ func applyRowDefaults(r *KindRow) {
 	}
 	if r.Strategy.Default == "" {
 		r.Strategy.Default = StrategyAtomic
+	}
+	if r.Strategy.DeclaredBy == "" {
+		r.Strategy.DeclaredBy = DeclaredByHigher
 	}
 	if r.Order == "" {
 		r.Order = OrderGEP

@@ -171,7 +171,8 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 	}
 	e.defaults, e.overrides = defaults, overrides
 	// Defaults, highest first: each lower block merges in with the strategy of the block
-	// above it, and wins where they overlap.
+	// above it (or its own, where the row says the lower declares it), and wins where they
+	// overlap.
 	prevStrategy, prevLevel := "", -1
 	for _, ab := range defaults {
 		if row.Class == kinds.Direct && ab.level == prevLevel {
@@ -179,7 +180,11 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		}
 		prevLevel = ab.level
 		e.removeNamed(ab.policy, cache)
-		mergeDefaults(e, prevStrategy, ab.policy, cache.Settings(ab.policy, ab.block))
+		how := prevStrategy // GEP-713: the higher block of the pair dictates
+		if row.Strategy.DeclaredBy == kinds.DeclaredByLower && prevStrategy != "" {
+			how = ab.block.Strategy // the lower block says how it merges into the rest
+		}
+		mergeDefaults(e, how, ab.policy, cache.Settings(ab.policy, ab.block))
 		prevStrategy = ab.block.Strategy
 	}
 	// Overrides, lowest first, so that the highest is applied last and wins; each with its

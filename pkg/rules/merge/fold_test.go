@@ -105,3 +105,52 @@ spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, p
 		})
 	}
 }
+
+// Envoy Gateway's mergeType is declared by the lower policy: a route's BackendTrafficPolicy
+// with mergeType merges into its Gateway's; without it, the route's wins whole.
+func TestFoldStrategyDeclaredByTheLower(t *testing.T) {
+	world := func(t *testing.T, table *kinds.KindTable, mergeType string) *index.Snapshot {
+		return rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: gateway-wide, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  timeout: {http: {requestTimeout: 10s}}
+  retry: {numRetries: 3}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: route, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  `+mergeType+`
+  timeout: {http: {requestTimeout: 5s}}`)
+	}
+	for _, tc := range []struct {
+		mergeType string
+		want      map[string]string
+	}{
+		{"mergeType: StrategicMerge", map[string]string{"timeout.http.requestTimeout": "app/route", "retry.numRetries": "app/gateway-wide"}},
+		{"", map[string]string{"timeout.http.requestTimeout": "app/route"}},
+	} {
+		t.Run(tc.mergeType, func(t *testing.T) {
+			table := kinds.BuiltinKindTable()
+			snap := world(t, table, tc.mergeType)
+			row := rulestest.MustRow(t, table, "gateway.envoyproxy.io", "BackendTrafficPolicy")
+			paths := topology.PathsThrough(snap, row, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "HTTPRoute", Namespace: "app", Name: "r1"})
+			require.Len(t, paths, 1)
+			assert.Equal(t, tc.want, merge.Fold(snap, row, paths[0], merge.NewCache()).Sources())
+		})
+	}
+}

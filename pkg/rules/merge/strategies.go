@@ -58,10 +58,11 @@ func (e *Effective) removeNamed(p *policy.Policy, cache *Cache) {
 // switch to a direct call: a call through a function value would make the Effective being
 // folded escape to the heap, one more allocation per policy impact.
 
-// mergeDefaults merges a defaults block into the defaults above it, whose strategy is
-// above ("" for the first block of a path).
-func mergeDefaults(e *Effective, above string, incoming *policy.Policy, settings []Setting) {
-	switch above {
+// mergeDefaults merges a defaults block into the defaults above it by strategy how (the
+// strategy of the block above, or the incoming block's own where the lower declares it;
+// "" for the first block of a path).
+func mergeDefaults(e *Effective, how string, incoming *policy.Policy, settings []Setting) {
+	switch how {
 	case kinds.StrategyAtomic:
 		atomicDefaults(e, incoming, settings)
 	default: // the first block, patch and merge
