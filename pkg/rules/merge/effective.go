@@ -188,10 +188,14 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		prevStrategy = ab.block.Strategy
 	}
 	// Overrides, lowest first, so that the highest is applied last and wins; each with its
-	// own strategy (the override is the higher of every pair it meets).
+	// own strategy (the override is the higher of every pair it meets)...
 	for i := len(overrides) - 1; i >= 0; i-- {
 		ab := overrides[i]
-		mergeOverride(e, ab.block.Strategy, ab.policy, cache.Settings(ab.policy, ab.block))
+		settings := cache.Settings(ab.policy, ab.block)
+		if len(settings) > 0 && row.Strategy.DeclaredBy == kinds.DeclaredByHigher {
+			e.dropAtomicDefaultsAbove(ab, defaults, cache)
+		}
+		mergeOverride(e, ab.block.Strategy, ab.policy, settings)
 	}
 }
 
@@ -206,4 +210,32 @@ func (e *Effective) Winner(path string) *policy.Policy {
 		}
 	}
 	return e.lostTo[path]
+}
+
+// dropAtomicDefaultsAbove applies the other half of "the higher policy of a pair dictates
+// the strategy": an override meets a higher policy's atomic defaults, so it takes the
+// block whole and those defaults contribute nothing on this path, whatever the override's
+// own strategy. (A policy with overrides blocks too, which only Kuadrant's older behaviour
+// allows, keeps its settings: they may be its overrides'.)
+func (e *Effective) dropAtomicDefaultsAbove(override attachedBlock, defaults []attachedBlock, cache *Cache) {
+	for _, d := range defaults {
+		if d.level >= override.level || d.block.Strategy != kinds.StrategyAtomic || hasOverrides(d.policy, cache) {
+			continue
+		}
+		for path, s := range e.settings {
+			if s.Source == d.policy {
+				e.lostTo[path] = override.policy
+				delete(e.settings, path)
+			}
+		}
+	}
+}
+
+func hasOverrides(p *policy.Policy, cache *Cache) bool {
+	for _, b := range cache.Blocks(p) {
+		if b.Class == policy.OverridesClass {
+			return true
+		}
+	}
+	return false
 }

@@ -154,3 +154,44 @@ spec:
 		})
 	}
 }
+
+// Atomic never mixes: a higher policy's atomic defaults contribute nothing on a path where
+// a lower policy's override sets the block, whatever the override's own strategy (the
+// higher of the pair dictates: the lower takes the block whole).
+func TestFoldAtomicDefaultsNeverMixWithALowerOverride(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: gateway-atomic, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  defaults: {colors: {light: red, dark: brown}}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: route-patch, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  overrides: {strategy: patch, colors: {light: blue}}`)
+	row := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+	paths := topology.PathsThrough(snap, row, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "HTTPRoute", Namespace: "app", Name: "r1"})
+	require.Len(t, paths, 1)
+	e := merge.Fold(snap, row, paths[0], merge.NewCache())
+	assert.Equal(t, map[string]string{"colors.light": "app/route-patch"}, e.Sources())
+	assert.Equal(t, map[string]any{"colors": map[string]any{"light": "blue"}}, e.Spec())
+
+	gateway, _ := snap.GetPolicy(row.GroupKind(), "app", "gateway-atomic")
+	assert.Equal(t, impact.Impact{Status: impact.StatusOverridden, Contexts: 1, Overridden: 1,
+		Overrides: []string{}, OverriddenBy: []string{"app/route-patch"}}, impact.Of(snap, gateway, nil))
+}
