@@ -114,6 +114,12 @@ type Conflicts struct {
 	// atomic (the whole block), patch (each scalar) or merge (each named rule). Empty: the
 	// coarser of the two blocks' strategies.
 	Granularity string `json:"granularity,omitempty"`
+	// OrderAnnotation and OrderField name where the implementation reads the rank it orders
+	// two policies at one point by (kgateway's kgateway.dev/policy-weight annotation, Envoy
+	// Gateway's EnvoyPatchPolicy spec.priority): policies of different ranks never conflict,
+	// the rank decides between them. At most one is set; OrderField is a top-level spec field.
+	OrderAnnotation string `json:"orderAnnotation,omitempty"`
+	OrderField      string `json:"orderField,omitempty"`
 }
 
 // Order is how an implementation ranks two policies at one attachment point.

@@ -48,6 +48,12 @@ func validateRow(r *KindRow) error {
 	if (r.Conflicts.Mode == ConflictsFields) != (len(r.Conflicts.Fields) > 0) {
 		problems = append(problems, "conflicts.fields must be listed with conflicts.mode fields, and only then")
 	}
+	if r.Conflicts.OrderAnnotation != "" && r.Conflicts.OrderField != "" {
+		problems = append(problems, "conflicts.orderAnnotation and conflicts.orderField may not both be set")
+	}
+	if strings.Contains(r.Conflicts.OrderField, ".") {
+		problems = append(problems, fmt.Sprintf("conflicts.orderField %q must be a top-level spec field", r.Conflicts.OrderField))
+	}
 	if g := r.Conflicts.Granularity; g != "" && g != StrategyAtomic && g != StrategyPatch && g != StrategyMerge {
 		problems = append(problems, fmt.Sprintf("conflicts.granularity %q must be atomic, patch or merge", g))
 	}

@@ -22,6 +22,10 @@ type Policy struct {
 	UID string
 	// Created is metadata.creationTimestamp; older is higher at one level (GEP-713).
 	Created time.Time
+	// Rank is the value of the row's order annotation or field, as text ("" when the kind
+	// has none or the policy sets none): the implementation orders policies at one point by
+	// it before their age.
+	Rank string
 	// spec is the spec as generic JSON; encodedSpec is the same spec as compact JSON in a
 	// policy made by Compact, which keeps no generic spec. Read both through Spec().
 	spec        map[string]any
@@ -129,7 +133,24 @@ func NewPolicy(row *kinds.KindRow, obj map[string]any) *Policy {
 	}
 	p.decodeTargetRefs()
 	p.TargetRefs = slices.Clip(p.TargetRefs) // see policyWithRef
+	p.Rank = rankOf(row, meta, p.spec)
 	return p
+}
+
+// rankOf reads the row's order annotation or top-level order field.
+func rankOf(row *kinds.KindRow, meta, spec map[string]any) string {
+	var v any
+	switch {
+	case row.Conflicts.OrderAnnotation != "":
+		annotations, _ := meta["annotations"].(map[string]any)
+		v = annotations[row.Conflicts.OrderAnnotation]
+	case row.Conflicts.OrderField != "":
+		v = spec[row.Conflicts.OrderField]
+	}
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
 }
 
 // policyWithRef is a policy with room for its first target reference: most policies have

@@ -79,9 +79,10 @@ func bareBody(row *kinds.KindRow, fields map[string]any) map[string]any {
 	return out
 }
 
-// isStructuralField reports whether a spec field is a target reference, a stanza or a
-// strategy field of the row rather than a rule. (Looked up in the row's short lists, not in
-// a set built per call: this runs for every policy on every path an impact folds.)
+// isStructuralField reports whether a spec field is a target reference, a stanza, a
+// strategy or an order field of the row rather than a rule. (Looked up in the row's short
+// lists, not in a set built per call: this runs for every policy on every path an impact
+// folds.)
 func isStructuralField(row *kinds.KindRow, field string) bool {
 	switch field {
 	case "targetRef", "targetRefs", "targetSelectors":
@@ -89,7 +90,7 @@ func isStructuralField(row *kinds.KindRow, field string) bool {
 	case "":
 		return false
 	}
-	return field == row.Strategy.Field || field == row.Stanzas.Remove ||
+	return field == row.Strategy.Field || field == row.Stanzas.Remove || field == row.Conflicts.OrderField ||
 		slices.Contains(row.Stanzas.Defaults, field) || slices.Contains(row.Stanzas.Overrides, field)
 }
 

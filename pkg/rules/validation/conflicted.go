@@ -41,6 +41,9 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 			if conflicting == MaxConflictingPolicies {
 				break
 			}
+			if p.Rank != q.Rank {
+				continue // the implementation orders them by rank, not by age
+			}
 			var found field.ErrorList
 			if p.Row.Conflicts.Mode == kinds.ConflictsNone {
 				found = field.ErrorList{field.Forbidden(ref.Path, fmt.Sprintf(

@@ -268,3 +268,46 @@ spec:
 		`TrafficPolicy infra/old on Gateway infra/gw also sets defaults "timeouts.request" to "10s" (this policy: "20s"); `+rulestest.OrderDetail)},
 		validation.ValidateConflicts(rulestest.PolicyOf(t, table, doc("mine", "timeouts: {request: 20s}")), snap, nil))
 }
+
+// Where the implementation orders policies at one point by a rank (an annotation, a spec
+// field), policies of different ranks never conflict: only equal ranks leave the outcome to
+// creation order.
+func TestConflictsOnlyAtEqualRank(t *testing.T) {
+	for name, tc := range map[string]struct {
+		conflicts kinds.Conflicts
+		rank      func(string) string // the metadata that sets a rank
+		equal     *field.Error        // the denial at equal ranks
+	}{
+		"annotation": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsValue, Granularity: kinds.StrategyPatch, OrderAnnotation: "example.com/weight"},
+			rank:      func(r string) string { return "annotations: {example.com/weight: \"" + r + "\"}" },
+			equal: rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.retries", validation.ReasonConflicted,
+				`RankedPolicy infra/old on Gateway infra/gw also sets defaults "retries" to 3 (this policy: 5); `+rulestest.OrderDetail),
+		},
+		"spec field": {
+			conflicts: kinds.Conflicts{Mode: kinds.ConflictsNone, OrderField: "priority"},
+			rank:      func(r string) string { return "" },
+			equal: rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
+				"Gateway infra/gw already has RankedPolicy infra/old; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)"),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			table := kinds.BuiltinKindTable()
+			require.NoError(t, table.Put(kinds.KindRow{Group: "example.com", Kind: "RankedPolicy", Class: kinds.Direct,
+				Targets: []kinds.TargetKind{{Group: kinds.GatewayGroup, Kind: "Gateway"}}, Conflicts: tc.conflicts}))
+			doc := func(name, rank, value string) string {
+				return `
+apiVersion: example.com/v1
+kind: RankedPolicy
+metadata: {name: ` + name + `, namespace: infra, ` + tc.rank(rank) + `}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  priority: ` + rank + `
+  retries: ` + value
+			}
+			snap := rulestest.World(t, table, rulestest.Topology, doc("old", "10", "3"))
+			rulestest.Matcher.Test(t, nil, validation.ValidateConflicts(rulestest.PolicyOf(t, table, doc("mine", "20", "5")), snap, nil))
+			rulestest.Matcher.Test(t, field.ErrorList{tc.equal}, validation.ValidateConflicts(rulestest.PolicyOf(t, table, doc("mine", "10", "5")), snap, nil))
+		})
+	}
+}
