@@ -30,7 +30,7 @@ func DiscoveredRow(group, kind string, scope Scope, labelValue string) (KindRow,
 		Kind:                  kind,
 		Scope:                 scope,
 		Class:                 class,
-		TargetRefFields:       []string{"targetRef", "targetRefs"},
+		TargetRefFields:       []string{"targetRef", "targetRefs", "targetSelectors"},
 		CrossNamespaceTargets: true,
 		Targets:               genericTargets(),
 		Stanzas: Stanzas{

@@ -52,8 +52,8 @@ type KindRow struct {
 	// Versions lists the API versions served for the kind; empty accepts any.
 	Versions []string `json:"versions,omitempty"`
 
-	// TargetRefFields lists the spec fields that hold target references:
-	// "targetRefs" (a list), "targetRef" (a single object), or both.
+	// TargetRefFields lists the spec fields that hold target references: "targetRefs" (a
+	// list), "targetRef" (a single object), "targetSelectors" (label selectors of targets).
 	TargetRefFields []string `json:"targetRefFields,omitempty"`
 	// MaxTargetRefs caps spec.targetRefs; 0 means the Gateway API default of 16.
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`

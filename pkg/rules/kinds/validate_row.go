@@ -22,8 +22,8 @@ func validateRow(r *KindRow) error {
 		problems = append(problems, "targets must list at least one kind")
 	}
 	for _, f := range r.TargetRefFields {
-		if f != "targetRef" && f != "targetRefs" {
-			problems = append(problems, fmt.Sprintf("targetRefFields entry %q must be targetRef or targetRefs", f))
+		if f != "targetRef" && f != "targetRefs" && f != "targetSelectors" {
+			problems = append(problems, fmt.Sprintf("targetRefFields entry %q must be targetRef, targetRefs or targetSelectors", f))
 		}
 	}
 	for v, s := range r.Strategy.Values {

@@ -35,8 +35,9 @@ type Policy struct {
 	TargetRefs []TargetRef
 	// decodeErrs are shape errors found while decoding (a targetRefs that is not a list).
 	decodeErrs field.ErrorList
-	// hasTargetRef and hasTargetRefs record which of the two fields were present.
-	hasTargetRef, hasTargetRefs bool
+	// hasTargetRef, hasTargetRefs and hasTargetSelectors record which target fields were
+	// present.
+	hasTargetRef, hasTargetRefs, hasTargetSelectors bool
 }
 
 // pairwiseUpTo is how many keys are compared pairwise before a set is worth building.
@@ -55,9 +56,11 @@ type TargetRef struct {
 	Path *field.Path
 }
 
-// HasTargetRef and HasTargetRefs report which of the two target fields the spec sets.
-func (p *Policy) HasTargetRef() bool  { return p.hasTargetRef }
-func (p *Policy) HasTargetRefs() bool { return p.hasTargetRefs }
+// HasTargetRef, HasTargetRefs and HasTargetSelectors report which target fields the spec
+// sets (targetSelectors: a non-empty list).
+func (p *Policy) HasTargetRef() bool       { return p.hasTargetRef }
+func (p *Policy) HasTargetRefs() bool      { return p.hasTargetRefs }
+func (p *Policy) HasTargetSelectors() bool { return p.hasTargetSelectors }
 
 // DecodeErrors returns the shape errors found while decoding the target references (a
 // targetRefs that is not a list, a name that is not a string), each a copy the caller may
@@ -193,6 +196,9 @@ func targetRefsEntry(i int) *field.Path {
 }
 
 func (p *Policy) decodeTargetRefs() {
+	if list, ok := p.spec["targetSelectors"].([]any); ok && len(list) > 0 {
+		p.hasTargetSelectors = true
+	}
 	if raw, ok := p.spec["targetRef"]; ok && raw != nil {
 		p.hasTargetRef = true
 		path := targetRefPath

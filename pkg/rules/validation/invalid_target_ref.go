@@ -30,6 +30,9 @@ func ValidateTargetRefs(p *policy.Policy, _ topology.Snapshot, _ *Messages) fiel
 		errs = append(errs, validateTargetRef(p, ref)...)
 	}
 	errs = append(errs, validateUniqueTargets(p)...)
+	if p.Row.HasTargetRefField("targetSelectors") {
+		errs = append(errs, validateTargetSelectors(p, spec.Child("targetSelectors"))...)
+	}
 	return withReason(ReasonInvalidTargetRef, errs...)
 }
 
@@ -46,16 +49,25 @@ func validateRefFields(p *policy.Policy, spec *field.Path) field.ErrorList {
 	case p.HasTargetRefs() && !hasList:
 		errs = append(errs, field.Forbidden(spec.Child("targetRefs"), fmt.Sprintf("not supported by %s; use `targetRef`", row.Kind)))
 	}
-	// No reference at all: neither field, or an empty list (a list of bad items is reported
-	// item by item instead).
-	if len(p.TargetRefs) == 0 && !p.HasTargetRef() && len(p.DecodeErrors()) == 0 {
-		name := "targetRefs"
-		if !hasList {
-			name = "targetRef"
-		}
-		errs = append(errs, field.Required(spec.Child(name), "a policy must target at least one object"))
+	hasSelectors := row.HasTargetRefField("targetSelectors")
+	if p.HasTargetSelectors() && !hasSelectors {
+		errs = append(errs, field.Forbidden(spec.Child("targetSelectors"), fmt.Sprintf("not supported by %s; use `%s`", row.Kind, refFieldName(row))))
+	}
+	// No target at all: no field, or an empty list (a list of bad items is reported item by
+	// item instead). Selectors are targets: a selector-only policy is not targetless.
+	if len(p.TargetRefs) == 0 && !p.HasTargetRef() && len(p.DecodeErrors()) == 0 && !(p.HasTargetSelectors() && hasSelectors) {
+		errs = append(errs, field.Required(spec.Child(refFieldName(row)), "a policy must target at least one object"))
 	}
 	return errs
+}
+
+// refFieldName is the target reference field to name in a message: targetRefs where the
+// kind has it.
+func refFieldName(row *kinds.KindRow) string {
+	if row.HasTargetRefField("targetRefs") || !row.HasTargetRefField("targetRef") {
+		return "targetRefs"
+	}
+	return "targetRef"
 }
 
 // validateTargetRef checks one reference's format and that the row allows its target.

@@ -10,6 +10,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
+	"github.com/stretchr/testify/require"
 )
 
 func TestValidateTargetRefs(t *testing.T) {
@@ -293,4 +294,67 @@ func manyServiceRefs(n int) string {
 		b.WriteString("\n  - {group: \"\", kind: Service, name: s" + strings.Repeat("x", i) + "}")
 	}
 	return b.String()
+}
+
+// Label-selector targets (Envoy Gateway's targetSelectors, and any kind known only from its
+// label): a selector-only policy is not targetless; each selector is checked as a target
+// kind and a label selector; a kind without the field refuses it.
+func TestValidateTargetSelectors(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	row, ok := kinds.DiscoveredRow("example.com", "SelectPolicy", kinds.Namespaced, "Direct")
+	require.True(t, ok)
+	require.NoError(t, table.Put(row))
+	policy := func(kind, spec string) string {
+		group := map[string]string{"SelectPolicy": "example.com", "ColorPolicy": "policies.controller.io"}[kind]
+		return `
+apiVersion: ` + group + `/v1
+kind: ` + kind + `
+metadata: {name: p, namespace: app}
+spec:
+  ` + spec
+	}
+	cases := map[string]struct {
+		policy string
+		want   field.ErrorList
+	}{
+		"a selector-only policy is not targetless": {
+			policy: policy("SelectPolicy", "targetSelectors: [{kind: HTTPRoute, matchLabels: {team: a}}]\n  retries: 3"),
+		},
+		"every part of a selector is checked": {
+			policy: policy("SelectPolicy", `targetSelectors:
+  - {kind: ConfigMap, matchLabels: {team: a}}
+  - {group: gateway.networking.k8s.io, kind: Gateway, matchExpressions: [{key: team, operator: Sometimes}]}
+  - {kind: HTTPRoute, matchLabels: {"bad key!": a}, namespaces: {from: Elsewhere}}
+  - {matchLabels: {team: a}}
+  - 7`),
+			want: field.ErrorList{
+				rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetSelectors[0].kind", validation.ReasonInvalidTargetRef,
+					`supported values: "gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/ListenerSet", "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/TLSRoute", "gateway.networking.k8s.io/TCPRoute", "gateway.networking.k8s.io/UDPRoute", "Service"`),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetSelectors[1].matchExpressions[0].operator", validation.ReasonInvalidTargetRef,
+					`not a valid selector operator`),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetSelectors[2].matchLabels", validation.ReasonInvalidTargetRef,
+					`name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`),
+				rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetSelectors[2].namespaces.from", validation.ReasonInvalidTargetRef,
+					`supported values: "Same", "All", "Selector"`),
+				rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetSelectors[3].kind", validation.ReasonInvalidTargetRef, ""),
+				rulestest.ReasonErr(field.ErrorTypeInvalid, "spec.targetSelectors[4]", validation.ReasonInvalidTargetRef,
+					"must be an object with `kind` and `matchLabels` or `matchExpressions`"),
+			},
+		},
+		"a kind without targetSelectors refuses them": {
+			policy: policy("ColorPolicy", "targetSelectors: [{kind: HTTPRoute, matchLabels: {team: a}}]\n  color: red"),
+			want: field.ErrorList{
+				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetSelectors", validation.ReasonInvalidTargetRef,
+					"not supported by ColorPolicy; use `targetRefs`"),
+				rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetRefs", validation.ReasonInvalidTargetRef,
+					"a policy must target at least one object"),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := validation.ValidateTargetRefs(rulestest.PolicyOf(t, table, tc.policy), index.New(), nil)
+			rulestest.Matcher.Test(t, tc.want, got)
+		})
+	}
 }

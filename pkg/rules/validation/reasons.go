@@ -20,6 +20,9 @@ const (
 const (
 	WarningTargetNotFound  = "TargetNotFound"
 	WarningSectionNotFound = "SectionNotFound"
+	// WarningSelectorNotResolved: the policy names targets by label selector, which this
+	// version does not resolve against the cluster.
+	WarningSelectorNotResolved = "SelectorNotResolved"
 )
 
 // Reasons lists the stable reasons, in the order the rules report them.

@@ -29,5 +29,9 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object(), target.Section.Noun(), ref.SectionName))
 		}
 	}
+	if p.HasTargetSelectors() && p.Row.HasTargetRefField("targetSelectors") {
+		warnings = append(warnings, WarningSelectorNotResolved+": spec.targetSelectors: this webhook does not resolve label selectors yet, "+
+			"so conflicts and impact through the objects they select are not checked; targetRefs are")
+	}
 	return warnings
 }
