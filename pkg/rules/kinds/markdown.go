@@ -19,6 +19,9 @@ func KindTableMarkdown(t *KindTable) string {
 			}
 			targets = append(targets, s)
 		}
+		if r.HasTargetRefField("targetSelectors") {
+			targets = append(targets, "by label selector too")
+		}
 		stanzas := []string{"bare"}
 		stanzas = append(stanzas, r.Stanzas.Defaults...)
 		stanzas = append(stanzas, r.Stanzas.Overrides...)
@@ -27,6 +30,9 @@ func KindTableMarkdown(t *KindTable) string {
 			strategies = fmt.Sprintf("`%s`: %s (default %s)", r.Strategy.Field, strings.Join(r.StrategyValues(), ", "), r.Strategy.Default)
 			if r.Strategy.DeclaredBy == DeclaredByLower {
 				strategies += ", declared by the lower policy"
+			}
+			if len(r.Strategy.TargetKinds) > 0 {
+				strategies += ", only on " + strings.Join(r.Strategy.TargetKinds, ", ")
 			}
 		} else {
 			strategies = "(none; " + r.Strategy.Default + ")"

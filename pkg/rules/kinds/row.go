@@ -168,6 +168,9 @@ type Strategy struct {
 	// (GEP-713, the default) or lower (Envoy Gateway's mergeType: a route's policy says how
 	// it merges into its Gateway's; without it, the most specific policy wins whole).
 	DeclaredBy string `json:"declaredBy,omitempty"`
+	// TargetKinds, when set, are the only target kinds a policy that sets Field may have
+	// (Envoy Gateway: mergeType "can only be used with xRoute targets").
+	TargetKinds []string `json:"targetKinds,omitempty"`
 }
 
 // Which policy of a pair declares the strategy they merge by.

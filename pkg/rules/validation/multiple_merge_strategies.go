@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +38,7 @@ func ValidateMergeStrategies(p *policy.Policy, _ topology.Snapshot, _ *Messages)
 		specValue, specSet := fields[f]
 		if specSet {
 			errs = append(errs, validateStrategyValue(row, specValue, spec.Child(f))...)
+			errs = append(errs, validateStrategyTargets(p, spec.Child(f))...)
 		}
 		for _, b := range blocks {
 			if b.Bare() {
@@ -100,4 +102,33 @@ func quoteAll(vs []string) string {
 		q[i] = fmt.Sprintf("%q", v)
 	}
 	return strings.Join(q, ", ")
+}
+
+// validateStrategyTargets applies the row's Strategy.TargetKinds: a policy that sets the
+// strategy field may target only those kinds (Envoy Gateway: "mergeType can only be used
+// with xRoute targets"), by reference and by selector alike.
+func validateStrategyTargets(p *policy.Policy, fldPath *field.Path) field.ErrorList {
+	allowed := p.Row.Strategy.TargetKinds
+	if len(allowed) == 0 {
+		return nil
+	}
+	var kinds []string
+	for _, ref := range p.TargetRefs {
+		kinds = append(kinds, ref.Kind)
+	}
+	if list, ok := p.Spec()["targetSelectors"].([]any); ok {
+		for _, item := range list {
+			m, _ := item.(map[string]any)
+			if k, ok := m["kind"].(string); ok {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	for _, k := range kinds {
+		if !slices.Contains(allowed, k) {
+			return field.ErrorList{field.Forbidden(fldPath, fmt.Sprintf(
+				"may be set only when every target is one of %s; this policy targets a %s", strings.Join(allowed, ", "), k))}
+		}
+	}
+	return nil
 }

@@ -103,3 +103,47 @@ spec:
 		rulestest.Matcher.Test(t, nil, got)
 	})
 }
+
+// Envoy Gateway's mergeType may be set only on a policy whose every target is an xRoute
+// (envoyextensionpolicy_types.go CEL: "mergeType can only be used with xRoute targets"),
+// by reference or by selector; a selector-only policy is admitted.
+func TestMergeTypeOnlyOnRouteTargets(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	eep := func(spec string) string {
+		return `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: p, namespace: app}
+spec:
+  ` + spec
+	}
+	cases := map[string]struct {
+		policy string
+		want   field.ErrorList
+	}{
+		"on a route":        {policy: eep("targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]\n  mergeType: StrategicMerge")},
+		"by route selector": {policy: eep("targetSelectors: [{kind: HTTPRoute, matchLabels: {team: a}}]\n  mergeType: JSONMerge")},
+		"on a Gateway": {
+			policy: eep("targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  mergeType: StrategicMerge"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.mergeType", validation.ReasonMultipleMergeStrategies,
+				"may be set only when every target is one of HTTPRoute, GRPCRoute, UDPRoute, TCPRoute, TLSRoute; this policy targets a Gateway")},
+		},
+		"by Gateway selector": {
+			policy: eep("targetSelectors: [{kind: Gateway, matchLabels: {team: a}}]\n  mergeType: StrategicMerge"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.mergeType", validation.ReasonMultipleMergeStrategies,
+				"may be set only when every target is one of HTTPRoute, GRPCRoute, UDPRoute, TCPRoute, TLSRoute; this policy targets a Gateway")},
+		},
+		"Replace is no mergeType of EnvoyExtensionPolicy": {
+			policy: eep("targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]\n  mergeType: Replace"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.mergeType", validation.ReasonMultipleMergeStrategies,
+				`supported values: "JSONMerge", "StrategicMerge"`)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := rulestest.PolicyOf(t, table, tc.policy)
+			rulestest.Matcher.Test(t, tc.want, validation.ValidateMergeStrategies(p, index.New(), nil))
+			rulestest.Matcher.Test(t, nil, validation.ValidateTargetRefs(p, index.New(), nil))
+		})
+	}
+}
