@@ -172,3 +172,16 @@ spec:
   from: [{group: policies.controller.io, kind: ColorPolicy, namespace: app}, {group: policies.controller.io, kind: ColorPolicy, namespace: web}]
   to: [{group: gateway.networking.k8s.io, kind: Gateway}]
 `
+
+// OneRoute is a Gateway gw in app with one HTTP listener, and a route r1 whose rule main
+// sends to Service b1: one context path.
+const OneRoute = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app}
+spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}`

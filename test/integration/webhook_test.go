@@ -242,26 +242,7 @@ func TestPolicyCRDInstalledWhileRunning(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
 	namespace(t, cl, "discovered")
-	require.NoError(t, cl.Create(ctx, object(t, `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: retrypolicies.example.com
-  labels: {gateway.networking.k8s.io/policy: Direct}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {kind: RetryPolicy, listKind: RetryPolicyList, plural: retrypolicies, singular: retrypolicy}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`)))
-	addResourceToWebhook(t, cl, "example.com", "retrypolicies")
+	installPolicyCRD(t, cl, "RetryPolicy", "retrypolicies", "Namespaced", "Direct")
 
 	retry := func(name string, retries int) *unstructured.Unstructured {
 		return object(t, fmt.Sprintf(`
@@ -288,26 +269,7 @@ spec:
 func TestClusterScopedPolicyKindIsReviewed(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
-	require.NoError(t, cl.Create(ctx, object(t, `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: clusterguards.example.com
-  labels: {gateway.networking.k8s.io/policy: Inherited}
-spec:
-  group: example.com
-  scope: Cluster
-  names: {kind: ClusterGuard, listKind: ClusterGuardList, plural: clusterguards, singular: clusterguard}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`)))
-	addResourceToWebhook(t, cl, "example.com", "clusterguards")
+	installPolicyCRD(t, cl, "ClusterGuard", "clusterguards", "Cluster", "Inherited")
 
 	guard := object(t, `
 apiVersion: example.com/v1
@@ -322,6 +284,33 @@ spec:
 		return err != nil && strings.Contains(err.Error(), "InvalidTargetRef")
 	}, 20*time.Second, 100*time.Millisecond, "last answer: %v", err)
 	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ClusterGuard.example.com "bad-target" is invalid: spec.targetRefs[0].kind: Unsupported value: "ConfigMap": InvalidTargetRef: supported values: "gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/ListenerSet", "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/TLSRoute", "gateway.networking.k8s.io/TCPRoute", "gateway.networking.k8s.io/UDPRoute", "Service"`, err.Error())
+}
+
+// installPolicyCRD installs a CRD of group example.com labelled as a policy kind (label
+// value class) whose spec takes anything, and adds its resource to the validating webhook,
+// as an operator would.
+func installPolicyCRD(t *testing.T, cl client.Client, kind, plural, scope, class string) {
+	t.Helper()
+	require.NoError(t, cl.Create(context.Background(), object(t, fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[2]s.example.com
+  labels: {gateway.networking.k8s.io/policy: %[4]s}
+spec:
+  group: example.com
+  scope: %[3]s
+  names: {kind: %[1]s, listKind: %[1]sList, plural: %[2]s, singular: %[5]s}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`, kind, plural, scope, class, strings.ToLower(kind)))))
+	addResourceToWebhook(t, cl, "example.com", plural)
 }
 
 // addResourceToWebhook adds a resource to the validating webhook's first rule.

@@ -17,16 +17,7 @@ import (
 
 func TestFoldProvenance(t *testing.T) {
 	table := kinds.BuiltinKindTable()
-	snap := rulestest.World(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1, namespace: app}
-spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}
+	snap := rulestest.World(t, table, rulestest.OneRoute+`
 ---
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
@@ -70,16 +61,7 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   ` + stanza + `: {color: ` + value + `}`
 		}
-		return rulestest.World(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1, namespace: app}
-spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}`,
+		return rulestest.World(t, table, rulestest.OneRoute,
 			colour("older", "2024-01-01T00:00:00Z", "red"), colour("newer", "2024-01-02T00:00:00Z", "blue"))
 	}
 	for _, tc := range []struct {
@@ -110,16 +92,7 @@ spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, p
 // with mergeType merges into its Gateway's; without it, the route's wins whole.
 func TestFoldStrategyDeclaredByTheLower(t *testing.T) {
 	world := func(t *testing.T, table *kinds.KindTable, mergeType string) *index.Snapshot {
-		return rulestest.World(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1, namespace: app}
-spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}
+		return rulestest.World(t, table, rulestest.OneRoute+`
 ---
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: BackendTrafficPolicy
@@ -160,16 +133,7 @@ spec:
 // higher of the pair dictates: the lower takes the block whole).
 func TestFoldAtomicDefaultsNeverMixWithALowerOverride(t *testing.T) {
 	table := kinds.BuiltinKindTable()
-	snap := rulestest.World(t, table, `
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: app}
-spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: r1, namespace: app}
-spec: {parentRefs: [{name: gw}], rules: [{name: main, backendRefs: [{name: b1, port: 80}]}]}
+	snap := rulestest.World(t, table, rulestest.OneRoute+`
 ---
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
