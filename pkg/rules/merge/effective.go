@@ -175,8 +175,8 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 	// overlap.
 	prevStrategy, prevLevel := "", -1
 	for _, ab := range defaults {
-		if row.Class == kinds.Direct && ab.level == prevLevel {
-			continue // merge strategy None: the oldest at one attachment point wins alone
+		if row.Conflicts.Mode == kinds.ConflictsNone && ab.level == prevLevel {
+			continue // merge strategy None: the oldest at one attachment point applies alone
 		}
 		prevLevel = ab.level
 		e.removeNamed(ab.policy, cache)

@@ -311,3 +311,23 @@ spec:
 		})
 	}
 }
+
+// Envoy Gateway applies one SecurityPolicy (BackendTrafficPolicy, EnvoyExtensionPolicy) per
+// target: the translator sorts them by age and refuses every later one as Conflicted, even
+// when the two set different things. So a second one is denied, as for a Direct kind.
+func TestEnvoyGatewayAppliesOnePolicyPerTarget(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	sp := func(name, ts, spec string) string {
+		return `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: ` + name + `, namespace: app, creationTimestamp: "` + ts + `"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  ` + spec
+	}
+	snap := rulestest.World(t, table, rulestest.Topology, sp("cors", "2024-01-01T00:00:00Z", "cors: {allowOrigins: [\"https://a.example\"]}"))
+	got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, sp("jwt", "2024-01-02T00:00:00Z", "jwt: {providers: [{name: a, remoteJWKS: {uri: \"https://a.example/jwks\"}}]}")), snap, nil)
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
+		"HTTPRoute app/r1 already has SecurityPolicy app/cors; SecurityPolicy allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, got)
+}
