@@ -331,3 +331,51 @@ spec:
 	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
 		"HTTPRoute app/r1 already has SecurityPolicy app/cors; SecurityPolicy allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, got)
 }
+
+// NGINX Gateway Fabric's own conflict rules (each policy validator's Conflicts):
+// ObservabilityPolicies conflict only when both set tracing; ClientSettingsPolicies when
+// both set the same setting, even to the same value.
+func TestNginxGatewayFabricConflicts(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	obs := func(name, spec string) string {
+		return `
+apiVersion: gateway.nginx.org/v1alpha2
+kind: ObservabilityPolicy
+metadata: {name: ` + name + `, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  ` + spec
+	}
+	csp := func(name, spec string) string {
+		return `
+apiVersion: gateway.nginx.org/v1alpha1
+kind: ClientSettingsPolicy
+metadata: {name: ` + name + `, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  ` + spec
+	}
+	snap := rulestest.World(t, table, rulestest.Topology, obs("traced", "tracing: {strategy: ratio, ratio: 10}"),
+		csp("body", "body: {maxSize: 10m}"))
+	for name, tc := range map[string]struct {
+		policy string
+		want   field.ErrorList
+	}{
+		"an ObservabilityPolicy without tracing": {policy: obs("metrics", "metrics: {}")},
+		"an ObservabilityPolicy with tracing": {
+			policy: obs("mine", "tracing: {strategy: parent}"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.tracing", validation.ReasonConflicted,
+				`ObservabilityPolicy app/traced on HTTPRoute app/r1 also sets defaults "tracing"; at one level the winner would depend on creation order alone, so use different settings or attach at another level`)},
+		},
+		"a ClientSettingsPolicy setting another field": {policy: csp("keepalive", "keepAlive: {requests: 100}")},
+		"a ClientSettingsPolicy setting the same field to the same value": {
+			policy: csp("mine", "body: {maxSize: 10m}"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.body.maxSize", validation.ReasonConflicted,
+				`ClientSettingsPolicy app/body on HTTPRoute app/r1 also sets defaults "body.maxSize"; at one level the winner would depend on creation order alone, so use different settings or attach at another level`)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rulestest.Matcher.Test(t, tc.want, validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, nil))
+		})
+	}
+}
