@@ -263,8 +263,8 @@ func (s *Store) Others(p *policy.Policy) []*policy.Policy {
 	defer s.mu.RUnlock()
 	var out []*policy.Policy
 	seen := map[policyID]bool{}
-	for _, ref := range p.TargetRefs {
-		for _, q := range s.snap.PoliciesAt(p.GroupKind(), p.Key(ref)) {
+	for _, key := range topology.TargetKeys(s.snap, p) {
+		for _, q := range s.snap.PoliciesAt(p.GroupKind(), key) {
 			id := idOf(q)
 			if seen[id] || (q.Namespace == p.Namespace && q.Name == p.Name) {
 				continue
@@ -306,8 +306,8 @@ func (s *Store) CountOthersIn(p *policy.Policy, namespace string) int {
 func (s *Store) HasOthersAt(p *policy.Policy) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, ref := range p.TargetRefs {
-		for _, q := range s.snap.PoliciesAt(p.GroupKind(), p.Key(ref)) {
+	for _, key := range topology.TargetKeys(s.snap, p) {
+		for _, q := range s.snap.PoliciesAt(p.GroupKind(), key) {
 			if q.Namespace != p.Namespace || q.Name != p.Name {
 				return true
 			}

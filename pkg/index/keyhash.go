@@ -38,3 +38,14 @@ type policyAt struct {
 func hashPolicyAt(p policyAt) keyHash {
 	return keyHash{maphash.Comparable(keySeeds[0], p), maphash.Comparable(keySeeds[1], p)}
 }
+
+// labelAt is what the label index is keyed by: objects of one kind carrying one label (or,
+// with an empty key, which no label has, every object of the kind).
+type labelAt struct {
+	kind       schema.GroupKind
+	key, value string
+}
+
+func hashLabelAt(l labelAt) keyHash {
+	return keyHash{maphash.Comparable(keySeeds[0], l), maphash.Comparable(keySeeds[1], l)}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 // policyIndex holds the stored policies and finds them by identity, by attachment point and
@@ -28,6 +29,9 @@ type policyIndex struct {
 	byTarget    map[keyHash]int32
 	crowded     slab[[]*policy.Policy]
 	byNamespace map[schema.GroupKind]map[string][]*policy.Policy
+	// selecting lists, by kind, the policies with target selectors: what they select is
+	// resolved when asked (PoliciesAt), so a label written later moves them at once.
+	selecting map[schema.GroupKind][]*policy.Policy
 }
 
 type policyID struct {
@@ -42,6 +46,7 @@ func newPolicyIndex() policyIndex {
 		byID:        map[policyID]int32{},
 		byTarget:    map[keyHash]int32{},
 		byNamespace: map[schema.GroupKind]map[string][]*policy.Policy{},
+		selecting:   map[schema.GroupKind][]*policy.Policy{},
 	}
 }
 
@@ -89,8 +94,18 @@ func (s *Snapshot) Policies() []*policy.Policy {
 	return out
 }
 
-// PoliciesAt implements topology.Snapshot.
+// PoliciesAt implements topology.Snapshot: the policies whose references name key, then
+// those whose selectors select it now.
 func (s *Snapshot) PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*policy.Policy {
+	named := s.policiesNaming(kind, key)
+	if len(s.policies.selecting[kind]) == 0 {
+		return named
+	}
+	return topology.AppendSelecting(s, kind, key, named)
+}
+
+// policiesNaming returns the policies of kind whose references name key.
+func (s *Snapshot) policiesNaming(kind schema.GroupKind, key policy.TargetKey) []*policy.Policy {
 	x := &s.policies
 	v, ok := x.byTarget[hashPolicyAt(policyAt{kind, key})]
 	switch {
@@ -129,6 +144,9 @@ func (x *policyIndex) put(p *policy.Policy) {
 		x.byNamespace[id.kind] = map[string][]*policy.Policy{}
 	}
 	x.byNamespace[id.kind][p.Namespace] = append(x.byNamespace[id.kind][p.Namespace], p)
+	if len(p.TargetSelectors()) > 0 {
+		x.selecting[id.kind] = append(x.selecting[id.kind], p)
+	}
 }
 
 func (x *policyIndex) remove(id policyID) {
@@ -140,6 +158,9 @@ func (x *policyIndex) remove(id policyID) {
 	delete(x.byID, id)
 	x.release(slot)
 	x.byNamespace[id.kind][id.namespace] = without(x.byNamespace[id.kind][id.namespace], old)
+	if len(old.TargetSelectors()) > 0 {
+		x.selecting[id.kind] = without(x.selecting[id.kind], old)
+	}
 	for _, key := range old.UniqueKeys() {
 		h := hashPolicyAt(policyAt{id.kind, key})
 		v, ok := x.byTarget[h]

@@ -26,6 +26,9 @@ type Snapshot struct {
 	gatewaysByClass map[string][]*topology.Object
 	gatewaysByNS    map[string][]*topology.Object
 	setsByGateway   map[keyHash][]*topology.Object
+	// byLabel lists the objects of a kind by each label they carry, and all of them under
+	// the kind alone (labels.go): target selectors are resolved through it.
+	byLabel slotIndex
 
 	policies policyIndex
 	grants   map[string][]*gatewayv1.ReferenceGrant
@@ -41,6 +44,7 @@ func New() *Snapshot {
 		gatewaysByClass: map[string][]*topology.Object{},
 		gatewaysByNS:    map[string][]*topology.Object{},
 		setsByGateway:   map[keyHash][]*topology.Object{},
+		byLabel:         newSlotIndex(),
 		policies:        newPolicyIndex(),
 		grants:          map[string][]*gatewayv1.ReferenceGrant{},
 	}
@@ -73,6 +77,7 @@ func (s *Snapshot) indexObject(o *topology.Object, slot int32, add bool) {
 	if !add {
 		op, update = removeObject, (*slotIndex).remove
 	}
+	s.indexLabels(o, slot, add)
 	switch {
 	case o.Route != nil:
 		seen := map[policy.TargetKey]bool{}

@@ -13,7 +13,9 @@ import (
 )
 
 // clusterSize is a synthetic cluster: Gateways with two listeners, HTTPRoutes with ten
-// named rules, one Service per route, and policies spread over five kinds.
+// named rules, one Service per route, and policies spread over five kinds. Route r carries
+// the label release=r<r/100>: one route per namespace and release, a hundred routes per
+// release in all, whatever the cluster's size; ten BackendTrafficPolicies select by it.
 type clusterSize struct{ gateways, routes, policies int }
 
 func (c clusterSize) String() string {
@@ -38,7 +40,7 @@ func buildCluster(b *testing.B, table *kinds.KindTable, size clusterSize) *index
 			rules[i] = map[string]any{"name": fmt.Sprintf("rule-%d", i)}
 		}
 		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "HTTPRoute", map[string]any{
-			"metadata": map[string]any{"name": fmt.Sprintf("route-%d", r), "namespace": ns},
+			"metadata": map[string]any{"name": fmt.Sprintf("route-%d", r), "namespace": ns, "labels": map[string]any{"release": fmt.Sprintf("r%d", r/100)}},
 			"spec":     map[string]any{"rules": rules},
 		}))
 		snap.AddObject(topology.NewObject(kinds.CoreGroup, "Service", map[string]any{
@@ -80,6 +82,21 @@ func buildCluster(b *testing.B, table *kinds.KindTable, size clusterSize) *index
 		}
 		snap.PutPolicy(p)
 	}
+	btp := rulestest.MustRow(b, table, "gateway.envoyproxy.io", "BackendTrafficPolicy")
+	for i := 0; i < 10; i++ {
+		snap.PutPolicy(policy.NewPolicy(btp, map[string]any{
+			"metadata": map[string]any{"name": fmt.Sprintf("selecting-%d", i), "namespace": fmt.Sprintf("app-%d", i), "creationTimestamp": "2024-01-01T00:00:00Z"},
+			"spec": map[string]any{
+				"targetSelectors":   []any{map[string]any{"kind": "HTTPRoute", "matchLabels": map[string]any{"release": "r2"}}},
+				"useClientProtocol": true,
+			}}))
+	}
+	snap.PutPolicy(policy.NewPolicy(btp, map[string]any{
+		"metadata": map[string]any{"name": "by-ref", "namespace": "app-3", "creationTimestamp": "2024-01-01T00:00:00Z"},
+		"spec": map[string]any{
+			"targetRefs":        []any{map[string]any{"group": kinds.GatewayGroup, "kind": "HTTPRoute", "name": "route-303"}},
+			"useClientProtocol": true,
+		}}))
 	return snap
 }
 
@@ -104,6 +121,25 @@ func BenchmarkEvaluate(b *testing.B) {
 			"spec": map[string]any{
 				"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "svc-3", "sectionName": "https"}},
 				"validation": map[string]any{"hostname": "svc.example", "wellKnownCACertificates": "System"},
+			},
+		},
+		// A selector that selects, through the label index, the one route of its release in
+		// its namespace, which an older policy names: denied Conflicted.
+		"backendtrafficpolicy-selector-conflict": {
+			"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "BackendTrafficPolicy",
+			"metadata": map[string]any{"name": "new", "namespace": "app-3"},
+			"spec": map[string]any{
+				"targetSelectors":   []any{map[string]any{"kind": "HTTPRoute", "matchLabels": map[string]any{"release": "r3"}}},
+				"useClientProtocol": true,
+			},
+		},
+		// A route an older policy selects: found by checking the kind's selecting policies.
+		"backendtrafficpolicy-selected-route": {
+			"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "BackendTrafficPolicy",
+			"metadata": map[string]any{"name": "new", "namespace": "app-4"},
+			"spec": map[string]any{
+				"targetRefs":        []any{map[string]any{"group": kinds.GatewayGroup, "kind": "HTTPRoute", "name": "route-204"}},
+				"useClientProtocol": true,
 			},
 		},
 		// Cross-namespace target without a grant, and two strategies: three rules deny.

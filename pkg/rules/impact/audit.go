@@ -92,6 +92,10 @@ func (v *auditView) PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*p
 	return v.keep(v.Snapshot.PoliciesAt(kind, key))
 }
 
+func (v *auditView) SelectingPolicies(kind schema.GroupKind) []*policy.Policy {
+	return v.keep(v.Snapshot.SelectingPolicies(kind))
+}
+
 func (v *auditView) PoliciesIn(kind schema.GroupKind, namespace string) []*policy.Policy {
 	return v.keep(v.Snapshot.PoliciesIn(kind, namespace))
 }

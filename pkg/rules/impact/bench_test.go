@@ -55,7 +55,7 @@ func buildAttachedCluster(b *testing.B, table *kinds.KindTable) *index.Snapshot 
 				"backendRefs": []any{map[string]any{"name": svc, "port": int64(443)}}}
 		}
 		snap.AddObject(topology.NewObject(kinds.GatewayGroup, "HTTPRoute", map[string]any{
-			"metadata": map[string]any{"name": fmt.Sprintf("route-%d", r), "namespace": ns},
+			"metadata": map[string]any{"name": fmt.Sprintf("route-%d", r), "namespace": ns, "labels": map[string]any{"release": fmt.Sprintf("r%d", r/100)}},
 			"spec": map[string]any{
 				"parentRefs": []any{map[string]any{"name": parentOf(r), "namespace": "infra"}},
 				"rules":      rules,
@@ -121,4 +121,24 @@ func BenchmarkImpact(b *testing.B) {
 			}
 		})
 	}
+	// A selector in app-3 for two releases: routes 303 and 1303 (one per namespace and
+	// release; a hundred per release in the label index), ten rules each.
+	btp := rulestest.MustRow(b, table, "gateway.envoyproxy.io", "BackendTrafficPolicy")
+	p := snap.PutPolicy(policy.NewPolicy(btp, map[string]any{
+		"metadata": map[string]any{"name": "selecting", "namespace": "app-3", "creationTimestamp": "2024-01-02T00:00:00Z"},
+		"spec": map[string]any{
+			"targetSelectors": []any{map[string]any{"kind": "HTTPRoute", "matchExpressions": []any{
+				map[string]any{"key": "release", "operator": "In", "values": []any{"r3", "r13"}}}}},
+			"useClientProtocol": true,
+		},
+	}))
+	if got := Of(snap, p, nil).Contexts; got != 20 {
+		b.Fatalf("the selector reaches %d paths, want 20", got)
+	}
+	b.Run("selector/paths=20", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			_ = Of(snap, p, nil)
+		}
+	})
 }

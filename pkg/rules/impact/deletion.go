@@ -87,6 +87,16 @@ func dependsOn(with, without topology.Snapshot, p *policy.Policy, namespace stri
 			return true
 		}
 	}
+	if namespace == p.Namespace {
+		return false
+	}
+	for i := range p.TargetSelectors() {
+		for o := range topology.Selected(with, p, &p.TargetSelectors()[i]) {
+			if o.Namespace == namespace && check(o.Group, o.Kind, o.Name) {
+				return true
+			}
+		}
+	}
 	return false
 }
 

@@ -34,6 +34,9 @@ type Impact struct {
 	OverridesTotal    int    `json:"overridesTotal,omitempty"`
 	OverriddenByTotal int    `json:"overriddenByTotal,omitempty"`
 	ObservedAt        string `json:"observedAt,omitempty"`
+	// selected are the attachment points of a policy with target selectors, as resolved
+	// when the impact was computed (Summary names them).
+	selected []policy.TargetKey
 }
 
 // MaxAnnotatedRefs bounds the policy lists of the impact annotation. A Gateway-level
@@ -78,6 +81,9 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 		}
 	}()
 	im.Contexts = len(paths)
+	if len(p.TargetSelectors()) > 0 {
+		im.selected = topology.TargetKeys(snap, p)
+	}
 	if len(paths) == 0 {
 		im.Status = StatusNoTargets
 		return im
@@ -180,7 +186,11 @@ func sortedKeys(m map[string]bool) []string {
 func (im Impact) Summary(p *policy.Policy) string {
 	what := describeStrategy(p)
 	where := "its targets"
-	if keys := p.UniqueKeys(); len(keys) == 1 {
+	keys := p.UniqueKeys()
+	if len(p.TargetSelectors()) > 0 {
+		keys = im.selected
+	}
+	if len(keys) == 1 {
 		where = keys[0].String()
 	} else if len(keys) > 1 {
 		where = fmt.Sprintf("%d targets", len(keys))
@@ -253,10 +263,21 @@ const maxPooledPaths = 1024
 // keeps (index.Snapshot.PutPolicy): asked about that one, the walk would count the stored
 // copy as another policy overriding it. One index lookup at p's first attachment point.
 func asStored(snap topology.Snapshot, p *policy.Policy) *policy.Policy {
-	if len(p.TargetRefs) == 0 {
+	var first policy.TargetKey
+	switch {
+	case len(p.TargetRefs) > 0:
+		first = p.Key(p.TargetRefs[0])
+	case len(p.TargetSelectors()) > 0:
+		for _, q := range snap.SelectingPolicies(p.GroupKind()) {
+			if q.Namespace == p.Namespace && q.Name == p.Name {
+				return q
+			}
+		}
+		return p
+	default:
 		return p
 	}
-	for _, q := range snap.PoliciesAt(p.GroupKind(), p.Key(p.TargetRefs[0])) {
+	for _, q := range snap.PoliciesAt(p.GroupKind(), first) {
 		if q.Namespace == p.Namespace && q.Name == p.Name {
 			return q
 		}

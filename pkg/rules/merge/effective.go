@@ -163,9 +163,10 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 				}
 			}
 		}
-		if row.Order == kinds.OrderOldestWins && row.Class != kinds.Direct {
+		if row.Order == kinds.OrderOldestWins && row.Class != kinds.Direct && row.Conflicts.Mode != kinds.ConflictsNone {
 			// Defaults apply highest first and the last one applied wins: for the oldest
-			// to win at one level, it goes last. (Overrides already let the highest win.)
+			// to win at one level, it goes last. (Overrides already let the highest win;
+			// in mode none the first at a level, the oldest, applies alone.)
 			slices.Reverse(defaults[levelStart:])
 		}
 	}

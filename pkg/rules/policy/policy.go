@@ -35,6 +35,8 @@ type Policy struct {
 	TargetRefs []TargetRef
 	// decodeErrs are shape errors found while decoding (a targetRefs that is not a list).
 	decodeErrs field.ErrorList
+	// selectors are the well-formed target selectors (TargetSelectors).
+	selectors []TargetSelector
 	// hasTargetRef, hasTargetRefs and hasTargetSelectors record which target fields were
 	// present.
 	hasTargetRef, hasTargetRefs, hasTargetSelectors bool
@@ -198,6 +200,9 @@ func targetRefsEntry(i int) *field.Path {
 func (p *Policy) decodeTargetRefs() {
 	if list, ok := p.spec["targetSelectors"].([]any); ok && len(list) > 0 {
 		p.hasTargetSelectors = true
+		if p.Row.HasTargetRefField("targetSelectors") {
+			p.decodeTargetSelectors(list)
+		}
 	}
 	if raw, ok := p.spec["targetRef"]; ok && raw != nil {
 		p.hasTargetRef = true

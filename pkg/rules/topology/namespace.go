@@ -10,7 +10,7 @@ import (
 func NamespaceLabels(snap Snapshot, namespace string) map[string]string {
 	out := map[string]string{"kubernetes.io/metadata.name": namespace}
 	if obj, ok := snap.Object(policy.TargetKey{Group: kinds.CoreGroup, Kind: "Namespace", Name: namespace}); ok {
-		for k, v := range obj.Labels {
+		for k, v := range obj.Labels().All() {
 			out[k] = v
 		}
 	}

@@ -13,8 +13,9 @@ import (
 // Object is a target object as the rules see it.
 type Object struct {
 	Group, Kind, Namespace, Name string
-	// Labels are kept for Namespaces only: no rule reads the labels of other objects.
-	Labels map[string]string
+	// labels are its labels, each key and value ended by a NUL (neither may hold one),
+	// sorted by key, interned: most objects of a team repeat the same few sets.
+	labels string
 	// sections are the names of its listeners, rules or ports, each ended by a NUL (no name
 	// holds one), interned: most routes, Gateways and Services repeat the same few lists,
 	// which then cost no memory and no collector's work per object; a slice of names was one
@@ -61,11 +62,8 @@ func NewObject(group, kind string, raw map[string]any) *Object {
 	o.Namespace = intern.String(str(meta["namespace"]))
 	o.Name, _ = meta["name"].(string)
 	info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: group, Kind: kind})
-	if labels, ok := meta["labels"].(map[string]any); ok && info.Role == kinds.RoleNamespace {
-		o.Labels = make(map[string]string, len(labels))
-		for k, v := range labels {
-			o.Labels[k], _ = v.(string)
-		}
+	if set, ok := meta["labels"].(map[string]any); ok {
+		o.labels = encodeLabels(set)
 	}
 	if info.SectionList != "" {
 		o.hasSections = true

@@ -11,7 +11,7 @@ func PathsOf(snap Snapshot, p *policy.Policy) []ContextPath { return AppendPaths
 
 // AppendPathsOf is PathsOf appending to into, so a caller can reuse one buffer.
 func AppendPathsOf(snap Snapshot, p *policy.Policy, into []ContextPath) []ContextPath {
-	for _, key := range p.UniqueKeys() {
+	for _, key := range TargetKeys(snap, p) {
 		into = pathsThrough(snap, p.Row, key, into)
 	}
 	return distinctPaths(into) // in place

@@ -15,8 +15,18 @@ import (
 type Snapshot interface {
 	// Object returns a non-policy object (Gateway, HTTPRoute, Service...) by key (no section).
 	Object(key policy.TargetKey) (*Object, bool)
-	// PoliciesAt returns the policies of one kind attached at exactly key (object and section).
+	// PoliciesAt returns the policies of one kind attached at exactly key (object and
+	// section): those whose references name it, then those whose selectors select it now
+	// (AppendSelecting).
 	PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*policy.Policy
+	// SelectingPolicies returns the policies of one kind that have target selectors.
+	SelectingPolicies(kind schema.GroupKind) []*policy.Policy
+	// ObjectsLabelled returns the objects of one kind, in every namespace, that carry the
+	// label key with value.
+	ObjectsLabelled(gk schema.GroupKind, key, value string) iter.Seq[*Object]
+	// ObjectsOfKind returns every object of one kind (for a selector with no label to look
+	// objects up by).
+	ObjectsOfKind(gk schema.GroupKind) iter.Seq[*Object]
 	// ReferenceGrants returns the ReferenceGrants in a namespace (v1 and v1beta1 alike).
 	ReferenceGrants(namespace string) []*gatewayv1.ReferenceGrant
 

@@ -10,7 +10,7 @@ import (
 // version of it), for predicting p's impact before it is admitted. Nothing is copied.
 func WithPolicy(snap Snapshot, p *policy.Policy) Snapshot {
 	keys := map[policy.TargetKey]bool{}
-	for _, k := range p.UniqueKeys() {
+	for _, k := range TargetKeys(snap, p) {
 		keys[k] = true
 	}
 	return &withPolicy{Snapshot: snap, p: p, keys: keys}
@@ -35,6 +35,24 @@ func (w *withPolicy) PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*
 		}
 	}
 	if w.keys[key] {
+		out = append(out, w.p)
+	}
+	return out
+}
+
+// SelectingPolicies returns the base's, without p's stored version, plus p if it selects.
+func (w *withPolicy) SelectingPolicies(kind schema.GroupKind) []*policy.Policy {
+	base := w.Snapshot.SelectingPolicies(kind)
+	if kind != w.p.GroupKind() {
+		return base
+	}
+	out := make([]*policy.Policy, 0, len(base)+1)
+	for _, q := range base {
+		if q.Namespace != w.p.Namespace || q.Name != w.p.Name {
+			out = append(out, q)
+		}
+	}
+	if len(w.p.TargetSelectors()) > 0 {
 		out = append(out, w.p)
 	}
 	return out

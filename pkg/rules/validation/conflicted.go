@@ -28,13 +28,11 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 		return nil
 	}
 	var errs field.ErrorList
-	seen := map[policy.TargetKey]bool{}
-	for _, ref := range p.TargetRefs {
-		key := p.Key(ref)
-		if seen[key] || ref.Name == "" {
+	for _, t := range topology.Targets(snap, p) {
+		key := t.Key
+		if key.Name == "" {
 			continue
 		}
-		seen[key] = true
 		others := otherPolicies(snap, p, key)
 		conflicting := 0
 		for _, q := range others {
@@ -46,7 +44,7 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 			}
 			var found field.ErrorList
 			if p.Row.Conflicts.Mode == kinds.ConflictsNone {
-				found = field.ErrorList{field.Forbidden(ref.Path, fmt.Sprintf(
+				found = field.ErrorList{field.Forbidden(t.Path, fmt.Sprintf(
 					"%s already has %s; %s allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
 					key, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), oneAllowed(p.Row)))}
 			} else {

@@ -20,9 +20,11 @@ const (
 const (
 	WarningTargetNotFound  = "TargetNotFound"
 	WarningSectionNotFound = "SectionNotFound"
-	// WarningSelectorNotResolved: the policy names targets by label selector, which this
-	// version does not resolve against the cluster.
-	WarningSelectorNotResolved = "SelectorNotResolved"
+	// WarningSelectsNothing: a target selector selects no object now.
+	WarningSelectsNothing = "SelectsNothing"
+	// WarningSelectionNotPermitted: a target selector selects objects in other namespaces
+	// that no ReferenceGrant lets the policy reference; the implementation ignores them.
+	WarningSelectionNotPermitted = "SelectionNotPermitted"
 )
 
 // Reasons lists the stable reasons, in the order the rules report them.

@@ -29,9 +29,43 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object(), target.Section.Noun(), ref.SectionName))
 		}
 	}
-	if p.HasTargetSelectors() && p.Row.HasTargetRefField("targetSelectors") {
-		warnings = append(warnings, WarningSelectorNotResolved+": spec.targetSelectors: this webhook does not resolve label selectors yet, "+
-			"so conflicts and impact through the objects they select are not checked; targetRefs are")
+	for i := range p.TargetSelectors() {
+		warnings = append(warnings, selectorWarnings(p, &p.TargetSelectors()[i], snap)...)
 	}
 	return warnings
+}
+
+// selectorWarnings warns when a target selector selects nothing now, and when it selects
+// objects in other namespaces without a ReferenceGrant (counted, not named: they belong to
+// other tenants).
+func selectorWarnings(p *policy.Policy, sel *policy.TargetSelector, snap topology.Snapshot) []string {
+	selected, ungranted := 0, map[string]int{}
+	for o, granted := range topology.Selected(snap, p, sel) {
+		if granted {
+			selected++
+		} else {
+			ungranted[o.Namespace]++
+		}
+	}
+	var warnings []string
+	if n := len(ungranted); n > 0 {
+		count := 0
+		for _, c := range ungranted {
+			count += c
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: %s: selects %d %s in %d other %s that no ReferenceGrant lets %s from namespace %q reference; they are not targets",
+			WarningSelectionNotPermitted, sel.Path, count, plural(count, sel.Kind), n, plural(n, "namespace"), p.Row.Kind, p.Namespace))
+	}
+	if selected == 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: %s: selects no %s now; the policy takes effect on those whose labels match once they exist",
+			WarningSelectsNothing, sel.Path, sel.Kind))
+	}
+	return warnings
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

@@ -4,10 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
@@ -47,21 +45,4 @@ spec:
 			assert.Equal(t, tc.want, got)
 		})
 	}
-}
-
-// A selector-only policy is admitted with a warning that says what is not checked.
-func TestWarnSelectorNotResolved(t *testing.T) {
-	table := kinds.BuiltinKindTable()
-	row, ok := kinds.DiscoveredRow("example.com", "SelectPolicy", kinds.Namespaced, "Direct")
-	require.True(t, ok)
-	require.NoError(t, table.Put(row))
-	p := rulestest.PolicyOf(t, table, `
-apiVersion: example.com/v1
-kind: SelectPolicy
-metadata: {name: p, namespace: app}
-spec:
-  targetSelectors: [{kind: HTTPRoute, matchLabels: {team: a}}]
-  retries: 3`)
-	assert.Equal(t, []string{"SelectorNotResolved: spec.targetSelectors: this webhook does not resolve label selectors yet, so conflicts and impact through the objects they select are not checked; targetRefs are"},
-		validation.WarnMissingTargets(p, index.New()))
 }
