@@ -102,6 +102,10 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 				survived++
 				continue
 			}
+			if u.Value == nil && e.Winner(u.Path) == p {
+				survived++ // a null that removes what is above it, and stands
+				continue
+			}
 			if w := e.Winner(u.Path); w != nil && w != p {
 				overriddenBy[w.Ref()] = true
 			}

@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -37,6 +38,12 @@ func KindTableMarkdown(t *KindTable) string {
 		} else {
 			strategies = "(none; " + r.Strategy.Default + ")"
 		}
+		if keyed := r.Strategy.keyedLists(); keyed != "" {
+			strategies += "; lists merged by key: " + keyed
+			if len(r.Strategy.WholeLists) > 0 {
+				strategies += " (whole with " + strings.Join(r.Strategy.WholeLists, ", ") + ")"
+			}
+		}
 		var refs []string
 		for _, ref := range r.References {
 			refs = append(refs, "`"+ref.Path+"`")
@@ -59,8 +66,30 @@ func orDash(s string) string {
 	return s
 }
 
+// keyedLists lists the keyed lists as "`path` by key, key".
+func (s *Strategy) keyedLists() string {
+	var out []string
+	for path, keys := range s.ListKeys {
+		out = append(out, "`"+path+"` by "+strings.Join(keys, ", "))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
 // describe says in a table cell when two policies at one attachment point conflict.
 func (c Conflicts) describe() string {
+	s := c.describeMode()
+	switch {
+	case c.Mode == ConflictsNever:
+	case c.OrderAnnotation != "":
+		s += ", at equal `" + c.OrderAnnotation + "` annotation"
+	case c.OrderField != "":
+		s += ", at equal `spec." + c.OrderField + "`"
+	}
+	return s
+}
+
+func (c Conflicts) describeMode() string {
 	switch c.Mode {
 	case ConflictsNone:
 		return "any second policy"

@@ -171,6 +171,22 @@ type Strategy struct {
 	// TargetKinds, when set, are the only target kinds a policy that sets Field may have
 	// (Envoy Gateway: mergeType "can only be used with xRoute targets").
 	TargetKinds []string `json:"targetKinds,omitempty"`
+	// ListKeys names the lists (dotted paths inside a block) whose items merge one by one,
+	// each item known by the values of its key fields (a Kubernetes strategic merge patch's
+	// patchMergeKey: Envoy Gateway's compression by type). Other lists are one value whole.
+	ListKeys map[string][]string `json:"listKeys,omitempty"`
+	// WholeLists are the values of Field whose blocks replace lists whole even where
+	// ListKeys names them (Envoy Gateway's JSONMerge: RFC 7386 replaces arrays).
+	WholeLists []string `json:"wholeLists,omitempty"`
+}
+
+// ListKeysFor returns the keyed lists a block merges by, given the value of its strategy
+// field ("" when it sets none).
+func (s *Strategy) ListKeysFor(value string) map[string][]string {
+	if slices.Contains(s.WholeLists, value) {
+		return nil
+	}
+	return s.ListKeys
 }
 
 // Which policy of a pair declares the strategy they merge by.

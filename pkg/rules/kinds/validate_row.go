@@ -31,6 +31,16 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("strategy value %q maps to %q; must be atomic, patch or merge", v, s))
 		}
 	}
+	for path, keys := range r.Strategy.ListKeys {
+		if path == "" || len(keys) == 0 || slices.Contains(keys, "") {
+			problems = append(problems, fmt.Sprintf("strategy.listKeys %q must name a list and at least one key field", path))
+		}
+	}
+	for _, v := range r.Strategy.WholeLists {
+		if _, ok := r.Strategy.Values[v]; !ok {
+			problems = append(problems, fmt.Sprintf("strategy.wholeLists value %q is not one of strategy.values", v))
+		}
+	}
 	for _, ref := range r.References {
 		if ref.Shape != ObjectReferenceShape && ref.Shape != IssuerReferenceShape {
 			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))

@@ -43,7 +43,7 @@ func (c *Cache) Settings(p *policy.Policy, b policy.Block) []Setting {
 		return u
 	}
 	var out []Setting
-	flattenForFold(nil, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, p, &out)
+	flattenForFold(nil, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, b.ListKeys, p, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	byField[b.Field] = out
 	return out
@@ -66,7 +66,7 @@ func (c *Cache) Removes(p *policy.Policy) []string {
 	return out
 }
 
-func flattenForFold(prefix []string, m map[string]any, namedRules []string, p *policy.Policy, out *[]Setting) {
+func flattenForFold(prefix []string, m map[string]any, namedRules []string, listKeys map[string][]string, p *policy.Policy, out *[]Setting) {
 	for k, v := range m {
 		segs := append(append([]string(nil), prefix...), k)
 		path := strings.Join(segs, ".")
@@ -78,8 +78,12 @@ func flattenForFold(prefix []string, m map[string]any, namedRules []string, p *p
 				*out = append(*out, Setting{Path: path + "." + name, Segs: rs, Value: rule, Source: p})
 			}
 		case isMap && len(child) > 0:
-			flattenForFold(segs, child, namedRules, p, out)
+			flattenForFold(segs, child, namedRules, listKeys, p, out)
 		default:
+			if items, ok := keyedItems(v, listKeys[path]); ok {
+				flattenForFold(segs, items, namedRules, listKeys, p, out)
+				continue
+			}
 			*out = append(*out, Setting{Path: path, Segs: segs, Value: v, Source: p})
 		}
 	}

@@ -159,3 +159,67 @@ spec:
 	assert.Equal(t, impact.Impact{Status: impact.StatusOverridden, Contexts: 1, Overridden: 1,
 		Overrides: []string{}, OverriddenBy: []string{"app/route-patch"}}, impact.Of(snap, gateway, nil))
 }
+
+// Envoy Gateway's two merge types on lists, re-expressed from its
+// internal/gatewayapi/testdata/backendtrafficpolicy-compression-strategic-merge.in.yaml and
+// backendtrafficpolicy-compression-json-merge.in.yaml (commit d32f2829): StrategicMerge
+// merges compression by type (Brotli, Zstd and the Gateway's Gzip), JSONMerge replaces the
+// list (Brotli, Zstd), and a null removes what the Gateway set (RFC 7386).
+func TestFoldMergeTypesOnListsAndNulls(t *testing.T) {
+	world := func(t *testing.T, table *kinds.KindTable, route string) *index.Snapshot {
+		return rulestest.World(t, table, rulestest.OneRoute+`
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: gateway-wide, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  compression: [{type: Gzip}]
+  retry: {numRetries: 3, perRetry: {timeout: 1s}}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: route, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  `+route)
+	}
+	for name, tc := range map[string]struct {
+		route       string
+		wantSources map[string]string
+		wantSpec    map[string]any
+	}{
+		"StrategicMerge merges keyed lists by key": {
+			route: "mergeType: StrategicMerge\n  compression: [{type: Brotli}, {type: Zstd}]",
+			wantSources: map[string]string{
+				"compression.Gzip.type": "app/gateway-wide", "compression.Brotli.type": "app/route", "compression.Zstd.type": "app/route",
+				"retry.numRetries": "app/gateway-wide", "retry.perRetry.timeout": "app/gateway-wide"},
+		},
+		"JSONMerge replaces lists whole": {
+			route:       "mergeType: JSONMerge\n  compression: [{type: Brotli}, {type: Zstd}]",
+			wantSources: map[string]string{"compression": "app/route", "retry.numRetries": "app/gateway-wide", "retry.perRetry.timeout": "app/gateway-wide"},
+			wantSpec: map[string]any{"compression": []any{map[string]any{"type": "Brotli"}, map[string]any{"type": "Zstd"}},
+				"retry": map[string]any{"numRetries": float64(3), "perRetry": map[string]any{"timeout": "1s"}}},
+		},
+		"a null removes what the Gateway set": {
+			route:       "mergeType: JSONMerge\n  retry: {perRetry: null}",
+			wantSources: map[string]string{"compression.Gzip.type": "app/gateway-wide", "retry.numRetries": "app/gateway-wide"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			table := kinds.BuiltinKindTable()
+			snap := world(t, table, tc.route)
+			row := rulestest.MustRow(t, table, "gateway.envoyproxy.io", "BackendTrafficPolicy")
+			paths := topology.PathsThrough(snap, row, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "HTTPRoute", Namespace: "app", Name: "r1"})
+			require.Len(t, paths, 1)
+			e := merge.Fold(snap, row, paths[0], merge.NewCache())
+			assert.Equal(t, tc.wantSources, e.Sources())
+			if tc.wantSpec != nil {
+				assert.Equal(t, tc.wantSpec, e.Spec())
+			}
+			// The route's policy stands wherever it set (or removed) something.
+			route, _ := snap.GetPolicy(row.GroupKind(), "app", "route")
+			assert.Equal(t, impact.StatusEnforced, impact.Of(snap, route, nil).Status)
+		})
+	}
+}

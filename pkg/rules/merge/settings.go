@@ -47,7 +47,7 @@ func SettingsOf(b policy.Block, strategy string, namedRules []string) []Setting 
 	var out []Setting
 	switch strategy {
 	case kinds.StrategyPatch:
-		flattenScalars("", b.Body, &out)
+		flattenScalars("", b.Body, b.ListKeys, &out)
 	case kinds.StrategyMerge:
 		flattenNamedRules("", b.Body, namedRules, &out)
 	default:
@@ -58,17 +58,59 @@ func SettingsOf(b policy.Block, strategy string, namedRules []string) []Setting 
 }
 
 // flattenScalars follows GEP-713 (Experimental) "Merging into existing spec fields": nested
-// objects merge field by field, lists are replaced whole. Without a schema a string map
-// cannot be told from a struct, so every object is merged field by field.
-func flattenScalars(prefix string, m map[string]any, out *[]Setting) {
+// objects merge field by field, lists are replaced whole, except the keyed lists of the
+// block, whose items merge one by one (keyedItems). Without a schema a string map cannot be
+// told from a struct, so every object is merged field by field.
+func flattenScalars(prefix string, m map[string]any, listKeys map[string][]string, out *[]Setting) {
 	for k, v := range m {
 		path := joinPath(prefix, k)
 		if child, ok := v.(map[string]any); ok && len(child) > 0 {
-			flattenScalars(path, child, out)
+			flattenScalars(path, child, listKeys, out)
+			continue
+		}
+		if items, ok := keyedItems(v, listKeys[path]); ok {
+			flattenScalars(path, items, listKeys, out)
 			continue
 		}
 		*out = append(*out, Setting{Path: path, Value: v})
 	}
+}
+
+// keyedItems returns a keyed list as an object of its items, each under the values of its
+// key fields joined by "/" (a Kubernetes strategic merge patch merges such a list by its
+// patchMergeKey). It refuses a value that is not such a list, or an item without its keys
+// or two items with one key: that list is one value whole, as a patch would leave it.
+func keyedItems(v any, keys []string) (map[string]any, bool) {
+	list, ok := v.([]any)
+	if !ok || len(keys) == 0 || len(list) == 0 {
+		return nil, false
+	}
+	out := make(map[string]any, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		parts := make([]string, len(keys))
+		for i, key := range keys {
+			var v any = m
+			for _, seg := range strings.Split(key, ".") {
+				obj, _ := v.(map[string]any)
+				v = obj[seg]
+			}
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return nil, false
+			}
+			parts[i] = strings.ReplaceAll(s, ".", "_") // a dot would split the setting's path
+		}
+		name := strings.Join(parts, "/")
+		if _, dup := out[name]; dup {
+			return nil, false
+		}
+		out[name] = m
+	}
+	return out, true
 }
 
 // flattenNamedRules follows the Kuadrant RFC's merge granularity: each entry of a map that

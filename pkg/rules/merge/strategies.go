@@ -16,16 +16,21 @@ func (e *Effective) replaceAll(winner *policy.Policy) {
 }
 
 // overlay sets each unit, replacing the same setting and any setting nested in, or
-// enclosing, it.
+// enclosing, it. A unit whose value is null removes them and sets nothing (RFC 7386, and
+// a strategic merge patch alike): the removal is its source's, recorded in lostTo.
 func (e *Effective) overlay(units []Setting) {
 	for _, u := range units {
 		for path, old := range e.settings {
 			if path == u.Path || isBelow(path, u.Path) || isBelow(u.Path, path) {
-				if old.Source != u.Source && path != u.Path {
+				if old.Source != u.Source && (path != u.Path || u.Value == nil) {
 					e.lostTo[path] = u.Source
 				}
 				delete(e.settings, path)
 			}
+		}
+		if u.Value == nil {
+			e.lostTo[u.Path] = u.Source
+			continue
 		}
 		e.settings[u.Path] = u
 	}

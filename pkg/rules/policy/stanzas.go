@@ -27,6 +27,8 @@ type Block struct {
 	Body map[string]any
 	// Strategy is the canonical strategy (atomic|patch|merge) the block uses.
 	Strategy string
+	// ListKeys are the keyed lists it merges by (kinds.Strategy.ListKeysFor).
+	ListKeys map[string][]string
 	Path     *field.Path
 }
 
@@ -39,7 +41,8 @@ func (p *Policy) Blocks() []Block {
 	fields := p.Spec()
 	var blocks []Block
 	if bare := bareBody(row, fields); len(bare) > 0 {
-		blocks = append(blocks, Block{Class: DefaultsClass, Body: bare, Strategy: blockStrategy(row, fields, nil), Path: specPath})
+		strategy, value := blockStrategy(row, fields, nil)
+		blocks = append(blocks, Block{Class: DefaultsClass, Body: bare, Strategy: strategy, ListKeys: row.Strategy.ListKeysFor(value), Path: specPath})
 	}
 	add := func(names []string, class StanzaClass) {
 		for _, name := range names {
@@ -48,9 +51,10 @@ func (p *Policy) Blocks() []Block {
 				continue
 			}
 			body, _ := raw.(map[string]any)
+			strategy, value := blockStrategy(row, fields, body)
 			blocks = append(blocks, Block{
 				Field: name, Class: class, Body: WithoutKey(body, row.Strategy.Field),
-				Strategy: blockStrategy(row, fields, body), Path: specPath.Child(name),
+				Strategy: strategy, ListKeys: row.Strategy.ListKeysFor(value), Path: specPath.Child(name),
 			})
 		}
 	}
@@ -94,20 +98,20 @@ func isStructuralField(row *kinds.KindRow, field string) bool {
 		slices.Contains(row.Stanzas.Defaults, field) || slices.Contains(row.Stanzas.Overrides, field)
 }
 
-// blockStrategy resolves a block's canonical strategy: its own strategy field, else the
-// spec-level one, else the row default. Unknown values fall back to the default; the
+// blockStrategy resolves a block's canonical strategy and the value that named it ("" for
+// the default): its own strategy field, else the spec-level one, else the row default. Unknown values fall back to the default; the
 // strategy rule reports them.
-func blockStrategy(row *kinds.KindRow, fields, body map[string]any) string {
+func blockStrategy(row *kinds.KindRow, fields, body map[string]any) (strategy, value string) {
 	if row.Strategy.Field != "" {
 		for _, m := range []map[string]any{body, fields} {
 			if v, ok := m[row.Strategy.Field].(string); ok {
 				if s, ok := row.Strategy.Values[v]; ok {
-					return s
+					return s, v
 				}
 			}
 		}
 	}
-	return row.Strategy.Default
+	return row.Strategy.Default, ""
 }
 
 // WithoutKey returns m without key, copying only when key is there.
