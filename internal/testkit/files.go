@@ -20,3 +20,15 @@ func WriteFiles(t *testing.T, files map[string]string) string {
 	}
 	return dir
 }
+
+// Golden compares got with the content of file; UPDATE_GOLDEN=1 rewrites the file instead.
+func Golden(t *testing.T, file, got string) {
+	t.Helper()
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		require.NoError(t, os.WriteFile(file, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(file)
+	require.NoError(t, err, "missing golden file; run with UPDATE_GOLDEN=1")
+	require.Equal(t, string(want), got, "%s is stale; run make update-golden if the change is intended", file)
+}
