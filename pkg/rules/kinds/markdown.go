@@ -109,8 +109,18 @@ func (c Conflicts) describeMode() string {
 
 // winner says in a table cell which of two policies at one attachment point wins.
 func (r *KindRow) winner() string {
-	if r.Class == Direct || r.Order == OrderOldestWins {
-		return "the oldest"
+	by := ""
+	switch {
+	case r.Conflicts.OrderAnnotation != "":
+		by = "the greater `" + r.Conflicts.OrderAnnotation + "`, then "
+	case r.Conflicts.OrderField != "":
+		by = "the greater `spec." + r.Conflicts.OrderField + "`, then "
 	}
-	return "GEP-713: the newer default, the older override"
+	switch {
+	case r.Conflicts.Mode == ConflictsNone || (r.Class == Direct && r.Conflicts.Mode != ConflictsValue && r.Conflicts.Mode != ConflictsPresence) || r.Order == OrderOldestWins:
+		return by + "the oldest"
+	case r.Class == Direct:
+		return by + "the newer"
+	}
+	return by + "GEP-713: the newer default, the older override"
 }

@@ -31,6 +31,11 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("strategy value %q maps to %q; must be atomic, patch or merge", v, s))
 		}
 	}
+	if (r.Conflicts.OrderField != "" || r.Conflicts.OrderAnnotation != "") && len(r.Stanzas.Overrides) > 0 {
+		// The rank says which policy's defaults win at one point; no implementation ranks
+		// overrides, and the fold would not know which way.
+		problems = append(problems, "conflicts.orderField and orderAnnotation apply to kinds without overrides")
+	}
 	for path, keys := range r.Strategy.ListKeys {
 		if path == "" || len(keys) == 0 || slices.Contains(keys, "") {
 			problems = append(problems, fmt.Sprintf("strategy.listKeys %q must name a list and at least one key field", path))

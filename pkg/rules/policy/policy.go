@@ -2,7 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,10 +25,11 @@ type Policy struct {
 	UID string
 	// Created is metadata.creationTimestamp; older is higher at one level (GEP-713).
 	Created time.Time
-	// Rank is the value of the row's order annotation or field, as text ("" when the kind
-	// has none or the policy sets none): the implementation orders policies at one point by
-	// it before their age.
-	Rank string
+	// Rank is the integer value of the row's order annotation or field (0 when the kind has
+	// none, or the policy sets none or no integer, as the implementations default it): they
+	// apply the policies at one point by ascending rank, then by age, so where two set the
+	// same thing the greater rank wins.
+	Rank int64
 	// spec is the spec as generic JSON; encodedSpec is the same spec as compact JSON in a
 	// policy made by Compact, which keeps no generic spec. Read both through Spec().
 	spec        map[string]any
@@ -105,8 +109,13 @@ func (p *Policy) Key(ref TargetRef) TargetKey {
 }
 
 // Higher reports whether p ranks above q at one level of the hierarchy (GEP-713 conflict
-// resolution: the older creationTimestamp, then {namespace}/{name} alphabetically).
+// resolution: the older creationTimestamp, then {namespace}/{name} alphabetically), after
+// the rank where the kind has one: a lesser rank is applied first, so it is the higher of
+// the two (and a default the lower one overrides).
 func (p *Policy) Higher(q *Policy) bool {
+	if p.Rank != q.Rank {
+		return p.Rank < q.Rank
+	}
 	if !p.Created.Equal(q.Created) {
 		return p.Created.Before(q.Created)
 	}
@@ -143,7 +152,7 @@ func NewPolicy(row *kinds.KindRow, obj map[string]any) *Policy {
 }
 
 // rankOf reads the row's order annotation or top-level order field.
-func rankOf(row *kinds.KindRow, meta, spec map[string]any) string {
+func rankOf(row *kinds.KindRow, meta, spec map[string]any) int64 {
 	var v any
 	switch {
 	case row.Conflicts.OrderAnnotation != "":
@@ -152,10 +161,19 @@ func rankOf(row *kinds.KindRow, meta, spec map[string]any) string {
 	case row.Conflicts.OrderField != "":
 		v = spec[row.Conflicts.OrderField]
 	}
-	if v == nil {
-		return ""
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
+			return int64(n)
+		}
+	case string:
+		if i, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64); err == nil {
+			return i
+		}
 	}
-	return fmt.Sprint(v)
+	return 0
 }
 
 // policyWithRef is a policy with room for its first target reference: most policies have
