@@ -81,7 +81,9 @@ func flattenForFold(prefix []string, m map[string]any, namedRules []string, list
 			flattenForFold(segs, child, namedRules, listKeys, p, out)
 		default:
 			if items, ok := keyedItems(v, listKeys[path]); ok {
-				flattenForFold(segs, items, namedRules, listKeys, p, out)
+				for _, it := range items {
+					flattenForFold(segs, map[string]any{it.key: it.item}, namedRules, listKeys, p, out)
+				}
 				continue
 			}
 			*out = append(*out, Setting{Path: path, Segs: segs, Value: v, Source: p})

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -19,8 +20,11 @@ import (
 //     named rule and each other field whole (merge).
 type Setting struct {
 	// Path is dotted, relative to the block ("colors.light", "limits.per-user"); empty
-	// for the whole block.
+	// for the whole block. An item of a keyed list is named in it by its key.
 	Path string
+	// Field is where the setting sits in the block as a field path relative to it
+	// ("jsonPatches[2].operation.value"), set by SettingsOf where it differs from Path.
+	Field string
 	// Segs is Path split at its dots; set by the fold only (Effective.Spec rebuilds the
 	// nested object from it).
 	Segs  []string
@@ -47,7 +51,7 @@ func SettingsOf(b policy.Block, strategy string, namedRules []string) []Setting 
 	var out []Setting
 	switch strategy {
 	case kinds.StrategyPatch:
-		flattenScalars("", b.Body, b.ListKeys, &out)
+		flattenScalars("", "", b.Body, b.ListKeys, &out)
 	case kinds.StrategyMerge:
 		flattenNamedRules("", b.Body, namedRules, &out)
 	default:
@@ -61,32 +65,38 @@ func SettingsOf(b policy.Block, strategy string, namedRules []string) []Setting 
 // objects merge field by field, lists are replaced whole, except the keyed lists of the
 // block, whose items merge one by one (keyedItems). Without a schema a string map cannot be
 // told from a struct, so every object is merged field by field.
-func flattenScalars(prefix string, m map[string]any, listKeys map[string][]string, out *[]Setting) {
+func flattenScalars(prefix, fieldPrefix string, m map[string]any, listKeys map[string][]string, out *[]Setting) {
 	for k, v := range m {
-		path := joinPath(prefix, k)
+		path, fieldPath := joinPath(prefix, k), joinPath(fieldPrefix, k)
 		if child, ok := v.(map[string]any); ok && len(child) > 0 {
-			flattenScalars(path, child, listKeys, out)
+			flattenScalars(path, fieldPath, child, listKeys, out)
 			continue
 		}
 		if items, ok := keyedItems(v, listKeys[path]); ok {
-			flattenScalars(path, items, listKeys, out)
+			for _, it := range items {
+				flattenScalars(path+"."+it.key, fmt.Sprintf("%s[%d]", fieldPath, it.index), it.item, listKeys, out)
+			}
 			continue
 		}
-		*out = append(*out, Setting{Path: path, Value: v})
+		s := Setting{Path: path, Value: v}
+		if fieldPath != path {
+			s.Field = fieldPath
+		}
+		*out = append(*out, s)
 	}
 }
 
-// keyedItems returns a keyed list as an object of its items, each under the values of its
-// key fields joined by "/" (a Kubernetes strategic merge patch merges such a list by its
+// keyedItems returns the items of a keyed list, each named by the values of its key fields
+// joined by "/" (a Kubernetes strategic merge patch merges such a list by its
 // patchMergeKey). It refuses a value that is not such a list, or an item without its keys
 // or two items with one key: that list is one value whole, as a patch would leave it.
-func keyedItems(v any, keys []string) (map[string]any, bool) {
+func keyedItems(v any, keys []string) ([]keyedItem, bool) {
 	list, ok := v.([]any)
 	if !ok || len(keys) == 0 || len(list) == 0 {
 		return nil, false
 	}
-	out := make(map[string]any, len(list))
-	for _, item := range list {
+	out := make([]keyedItem, 0, len(list))
+	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
 			return nil, false
@@ -105,12 +115,19 @@ func keyedItems(v any, keys []string) (map[string]any, bool) {
 			parts[i] = strings.ReplaceAll(s, ".", "_") // a dot would split the setting's path
 		}
 		name := strings.Join(parts, "/")
-		if _, dup := out[name]; dup {
+		if slices.ContainsFunc(out, func(it keyedItem) bool { return it.key == name }) {
 			return nil, false
 		}
-		out[name] = m
+		out = append(out, keyedItem{key: name, index: i, item: m})
 	}
 	return out, true
+}
+
+// keyedItem is one item of a keyed list: its key, its index in the list, the item.
+type keyedItem struct {
+	key   string
+	index int
+	item  map[string]any
 }
 
 // flattenNamedRules follows the Kuadrant RFC's merge granularity: each entry of a map that

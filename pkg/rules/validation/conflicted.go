@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -111,7 +113,7 @@ func settingConflicts(msgs *Messages, p, q *policy.Policy, key policy.TargetKey)
 				if mode != kinds.ConflictsValue {
 					detail = presenceDetail(name, key, pb, s)
 				}
-				errs = append(errs, field.Forbidden(settingPath(pb.Path, s.Path), detail))
+				errs = append(errs, field.Forbidden(settingPath(pb.Path, shownPath(s)), detail))
 			}
 		}
 	}
@@ -135,7 +137,7 @@ func comparedSettings(row *kinds.KindRow, b, other policy.Block) []merge.Setting
 // presenceDetail says which other policy also sets the setting, without its value: in
 // modes presence and fields the value does not matter.
 func presenceDetail(other string, key policy.TargetKey, b policy.Block, s merge.Setting) string {
-	what := fmt.Sprintf("%s %q", b.Class, s.Path)
+	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
@@ -145,7 +147,7 @@ func presenceDetail(other string, key policy.TargetKey, b policy.Block, s merge.
 
 // conflictDetail says which other policy (named as the requester may see it) sets what.
 func conflictDetail(other string, key policy.TargetKey, b policy.Block, s merge.Setting, theirs any) string {
-	what := fmt.Sprintf("%s %q", b.Class, s.Path)
+	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
@@ -153,7 +155,16 @@ func conflictDetail(other string, key policy.TargetKey, b policy.Block, s merge.
 		other, key, what, render(theirs), render(s.Value))
 }
 
-// settingPath is the field path of a setting inside a block ("spec.defaults.colors.light").
+// shownPath is where a setting sits in its block, as the requester wrote it.
+func shownPath(s merge.Setting) string {
+	if s.Field != "" {
+		return s.Field
+	}
+	return s.Path
+}
+
+// settingPath is the field path of a setting inside a block ("spec.defaults.colors.light",
+// "spec.jsonPatches[2].operation.value").
 func settingPath(block *field.Path, dotted string) *field.Path {
 	if dotted == "" {
 		return block
@@ -162,11 +173,29 @@ func settingPath(block *field.Path, dotted string) *field.Path {
 	start := 0
 	for i := 0; i <= len(dotted); i++ {
 		if i == len(dotted) || dotted[i] == '.' {
-			p = p.Child(dotted[start:i])
+			seg := dotted[start:i]
+			if name, index, ok := indexed(seg); ok {
+				p = p.Child(name).Index(index)
+			} else {
+				p = p.Child(seg)
+			}
 			start = i + 1
 		}
 	}
 	return p
+}
+
+// indexed splits "name[3]" into name and 3.
+func indexed(seg string) (string, int, bool) {
+	open := strings.IndexByte(seg, '[')
+	if open <= 0 || !strings.HasSuffix(seg, "]") {
+		return "", 0, false
+	}
+	i, err := strconv.Atoi(seg[open+1 : len(seg)-1])
+	if err != nil {
+		return "", 0, false
+	}
+	return seg[:open], i, true
 }
 
 // render shows a value compactly in a message.
