@@ -148,12 +148,14 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		e.sorted = sorted
 		levelStart := len(defaults)
 		for _, p := range sorted {
-			// A policy attached at two levels of one path (two targetRefs) counts at the
-			// higher one. The policies of one path are a handful: a scan, not a map.
-			if slices.Contains(e.Policies, p) {
-				continue
+			// A policy attached at two levels of one path (two targetRefs, or a reference
+			// and a selector) applies at each: at the lower it is as specific as any other
+			// there (Envoy Gateway: its ListenerSet attachment overrides its Gateway one,
+			// and holds the ListenerSet against a newer policy). It is listed once. The
+			// policies of one path are a handful: a scan, not a map.
+			if !slices.Contains(e.Policies, p) {
+				e.Policies = append(e.Policies, p)
 			}
-			e.Policies = append(e.Policies, p)
 			for _, b := range cache.Blocks(p) {
 				ab := attachedBlock{policy: p, level: level, block: b}
 				if b.Class == policy.OverridesClass {

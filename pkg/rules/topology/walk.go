@@ -208,12 +208,23 @@ func (w *walker) direct(key policy.TargetKey) {
 			return
 		}
 		w.end = kinds.DepthListener
-		for _, l := range obj.Gateway.Listeners {
-			if key.Section == "" || l.Name == key.Section {
-				c.Listener = l.Name
-				w.emit(c)
+		w.directListeners(c, obj, key.Section)
+		if key.Section == "" {
+			// A Gateway's policy reaches the listeners its ListenerSets add, unless a
+			// policy on the ListenerSet (lower on the same path) overrides it.
+			for _, set := range w.snap.ListenerSetsByGateway(obj.Key()) {
+				c.Set = set
+				w.directListeners(c, set, "")
 			}
 		}
+	case obj.Gateway != nil:
+		// A ListenerSet's policy reaches only its own listeners.
+		gw, ok := w.snap.Object(*obj.Gateway.Parent)
+		if !ok || gw.Gateway == nil || w.end < kinds.DepthListener {
+			return
+		}
+		w.end = kinds.DepthListener
+		w.directListeners(ContextPath{start: kinds.DepthGateway, Gateway: gw, Set: obj}, obj, key.Section)
 	case obj.Route != nil:
 		c := ContextPath{start: kinds.DepthRoute, Route: obj}
 		if w.end <= kinds.DepthRoute {
@@ -244,6 +255,17 @@ func (w *walker) direct(key policy.TargetKey) {
 				c.Port = name
 				w.emit(c)
 			}
+		}
+	}
+}
+
+// directListeners emits c for each listener of owner (a Gateway or a ListenerSet), or only
+// the one named section.
+func (w *walker) directListeners(c ContextPath, owner *Object, section string) {
+	for _, l := range owner.Gateway.Listeners {
+		if section == "" || l.Name == section {
+			c.Listener = l.Name
+			w.emit(c)
 		}
 	}
 }
