@@ -139,6 +139,10 @@ type TargetKind struct {
 	Group   string      `json:"group"`
 	Kind    string      `json:"kind"`
 	Section SectionKind `json:"section,omitempty"`
+	// FromNamespace lets a namespaced policy target this cluster-scoped kind, which GEP-713
+	// reserves for cluster-scoped policies, where the implementation allows it (Envoy
+	// Gateway's EnvoyPatchPolicy on a GatewayClass whose Gateways it merges).
+	FromNamespace bool `json:"fromNamespace,omitempty"`
 }
 
 // Stanzas names the spec fields that hold each kind of rule block.

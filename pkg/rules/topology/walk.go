@@ -196,6 +196,15 @@ func (w *walker) fromBackend(c ContextPath, b BackendRef) {
 // direct lists the paths of a Direct kind: its declared target, and the target's sections
 // when the effective target is a section. Direct effects do not span the hierarchy.
 func (w *walker) direct(key policy.TargetKey) {
+	if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind}); info.Role == kinds.RoleGatewayClass {
+		// A class-wide Direct policy acts on each of its Gateways (Envoy Gateway's
+		// EnvoyPatchPolicy on the class of Gateways it merges).
+		w.end = kinds.DepthGateway
+		for _, gw := range w.snap.GatewaysByClass(key.Name) {
+			w.emit(ContextPath{start: kinds.DepthGateway, Gateway: gw})
+		}
+		return
+	}
 	obj, ok := w.snap.Object(key.Object())
 	if !ok {
 		return

@@ -112,7 +112,7 @@ func validateTargetRef(p *policy.Policy, ref policy.TargetRef) field.ErrorList {
 		}
 		return errs
 	}
-	if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); info.Scope == kinds.Cluster && row.Scope == kinds.Namespaced {
+	if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); info.Scope == kinds.Cluster && row.Scope == kinds.Namespaced && !target.FromNamespace {
 		switch {
 		case !info.OwnNamespaceOnly:
 			errs = append(errs, field.Forbidden(path.Child("kind"), fmt.Sprintf(
