@@ -34,25 +34,60 @@ type Target struct {
 
 // Targets returns the distinct attachment points of p: those its references name, in
 // order, then those its selectors select now.
-func Targets(snap Snapshot, p *policy.Policy) []Target {
-	keys := p.UniqueKeys()
-	out := make([]Target, 0, len(keys))
+func Targets(snap Snapshot, p *policy.Policy) []Target { return AppendTargets(snap, p, nil) }
+
+// AppendTargets is Targets appending to into: the conflict rule passes a buffer on its
+// stack, as most policies have a reference or two and no selector.
+func AppendTargets(snap Snapshot, p *policy.Policy, into []Target) []Target {
+	start := len(into)
+	var seen map[policy.TargetKey]bool // a long list of references is not scanned pairwise
+	if len(p.TargetRefs) > pairwiseUpTo {
+		seen = make(map[policy.TargetKey]bool, len(p.TargetRefs))
+	}
 	for _, ref := range p.TargetRefs {
 		key := p.Key(ref)
-		if !slices.ContainsFunc(out, func(t Target) bool { return t.Key == key }) {
-			out = append(out, Target{Key: key, Path: ref.Path})
+		if seen != nil {
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		} else if hasTarget(into[start:], key) {
+			continue
+		}
+		into = append(into, Target{Key: key, Path: ref.Path})
+	}
+	if len(p.TargetSelectors()) > 0 {
+		for _, t := range selectedTargets(snap, p) {
+			if !hasTarget(into[start:], t.Key) {
+				into = append(into, t)
+			}
 		}
 	}
+	return into
+}
+
+// selectedTargets returns what p's selectors select now (apart so that the iterator's
+// closures, which move what they capture to the heap, never hold a caller's buffer).
+func selectedTargets(snap Snapshot, p *policy.Policy) []Target {
+	var out []Target
 	for i := range p.TargetSelectors() {
 		sel := &p.TargetSelectors()[i]
 		for o, granted := range Selected(snap, p, sel) {
-			key := selectedKey(o, sel)
-			if granted && !slices.ContainsFunc(out, func(t Target) bool { return t.Key == key }) {
+			if key := selectedKey(o, sel); granted && !hasTarget(out, key) {
 				out = append(out, Target{Key: key, Path: sel.Path, Selected: true})
 			}
 		}
 	}
 	return out
+}
+
+func hasTarget(targets []Target, key policy.TargetKey) bool {
+	for _, t := range targets {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // TargetKeys returns the keys of Targets.

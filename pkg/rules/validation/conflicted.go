@@ -30,7 +30,8 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 		return nil
 	}
 	var errs field.ErrorList
-	for _, t := range topology.Targets(snap, p) {
+	var buf [4]topology.Target
+	for _, t := range topology.AppendTargets(snap, p, buf[:0]) {
 		key := t.Key
 		if key.Name == "" {
 			continue
