@@ -85,6 +85,17 @@ kinds:
   effectiveTarget: RouteRules`,
 			wantErr: `cfg.yaml: kinds[0]: kind a.io/P: effectiveTarget "RouteRules" must be one of Backend, GRPCRoute, Gateway, HTTPRoute, Listener, Route, RouteRule, Service, ServiceImport, ServicePort`,
 		},
+		"target kind typo, fromNamespace on a namespaced kind, strategy target not a target": {
+			config: `
+kinds:
+- group: a.io
+  kind: P
+  class: Inherited
+  targets: [{group: gateway.networking.k8s.io, kind: HTTPRoutes}, {group: gateway.networking.k8s.io, kind: Gateway, fromNamespace: true}]
+  strategy: {field: mergeType, values: {Merge: patch}, targetKinds: [GRPCRoute]}`,
+			wantErr: "cfg.yaml: kinds[0]: kind a.io/P: target gateway.networking.k8s.io/HTTPRoutes is not a kind the webhook can resolve (" + knownTargetNames() +
+				"); target Gateway is namespaced: fromNamespace applies to cluster-scoped kinds; strategy.targetKinds \"GRPCRoute\" is not one of the row's targets",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -3,7 +3,10 @@ package kinds
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // validateRow reports a row that cannot work, so a bad config file fails loudly at load.
@@ -75,11 +78,25 @@ func validateRow(r *KindRow) error {
 	if _, ok := effectiveDepths[r.EffectiveTarget]; r.EffectiveTarget != "" && !ok {
 		problems = append(problems, fmt.Sprintf("effectiveTarget %q must be one of %s", r.EffectiveTarget, strings.Join(effectiveTargetNames(), ", ")))
 	}
+	targetKinds := map[string]bool{}
 	for _, t := range r.Targets {
+		targetKinds[t.Kind] = true
 		switch t.Section {
 		case NoSections, Listener, RouteRule, ServicePort:
 		default:
 			problems = append(problems, fmt.Sprintf("target %s section %q must be Listener, RouteRule or ServicePort", t.Kind, t.Section))
+		}
+		info, known := TargetInfoFor(schema.GroupKind{Group: t.Group, Kind: t.Kind})
+		switch {
+		case !known:
+			problems = append(problems, fmt.Sprintf("target %s is not a kind the webhook can resolve (%s)", QualifiedKind(t.Group, t.Kind), knownTargetNames()))
+		case t.FromNamespace && info.Scope != Cluster:
+			problems = append(problems, fmt.Sprintf("target %s is namespaced: fromNamespace applies to cluster-scoped kinds", t.Kind))
+		}
+	}
+	for _, k := range r.Strategy.TargetKinds {
+		if !targetKinds[k] {
+			problems = append(problems, fmt.Sprintf("strategy.targetKinds %q is not one of the row's targets", k))
 		}
 	}
 	if len(problems) > 0 {
@@ -124,4 +141,14 @@ func QualifiedKind(group, kind string) string {
 		return kind
 	}
 	return group + "/" + kind
+}
+
+// knownTargetNames lists the target kinds the webhook resolves, for messages.
+func knownTargetNames() string {
+	names := make([]string, 0, len(targetKinds))
+	for _, t := range targetKinds {
+		names = append(names, QualifiedKind(t.Group, t.Kind))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
