@@ -6,6 +6,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // WarnMissingTargets warns, never denies, when a target or its section does not exist yet:
@@ -19,6 +20,9 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 		}
 		key := p.Key(ref)
 		obj, found := snap.Object(key)
+		if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); !found && !info.Watched {
+			continue // the webhook does not read such objects from the cluster: absence says nothing
+		}
 		if !found {
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s not found; the policy takes effect once it exists",
 				WarningTargetNotFound, ref.Path, key.Object()))
