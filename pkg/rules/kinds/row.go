@@ -63,6 +63,10 @@ type KindRow struct {
 	// one target must both set sectionName, and to different values.
 	UniqueSectionPerTarget bool         `json:"uniqueSectionPerTarget,omitempty"`
 	Targets                []TargetKind `json:"targets"`
+	// TargetKindSets, when set, are the sets of target kinds a policy's references may be
+	// drawn from: all from one set (NGINX Gateway Fabric: "Cannot mix Gateway kind with
+	// HTTPRoute or GRPCRoute kinds"; "All TargetRefs must be the same Kind").
+	TargetKindSets [][]string `json:"targetKindSets,omitempty"`
 	// EffectiveTarget is the kind whose behaviour the policy finally augments.
 	EffectiveTarget string `json:"effectiveTarget,omitempty"`
 

@@ -14,7 +14,9 @@ func TestBuiltinKindTable(t *testing.T) {
 		"gateway.envoyproxy.io/BackendTrafficPolicy", "gateway.envoyproxy.io/ClientTrafficPolicy",
 		"gateway.envoyproxy.io/EnvoyExtensionPolicy", "gateway.envoyproxy.io/EnvoyPatchPolicy", "gateway.envoyproxy.io/SecurityPolicy",
 		"gateway.networking.k8s.io/BackendTLSPolicy", "gateway.networking.x-k8s.io/XBackendTrafficPolicy",
-		"gateway.nginx.org/ClientSettingsPolicy", "gateway.nginx.org/ObservabilityPolicy",
+		"gateway.nginx.org/ClientSettingsPolicy", "gateway.nginx.org/ObservabilityPolicy", "gateway.nginx.org/PayloadProcessor",
+		"gateway.nginx.org/ProxySettingsPolicy", "gateway.nginx.org/RateLimitPolicy", "gateway.nginx.org/SnippetsPolicy",
+		"gateway.nginx.org/UpstreamSettingsPolicy", "gateway.nginx.org/WAFPolicy",
 		"kuadrant.io/AuthPolicy", "kuadrant.io/DNSPolicy", "kuadrant.io/RateLimitPolicy", "kuadrant.io/TLSPolicy",
 		"policies.controller.io/ColorPolicy",
 	}

@@ -94,6 +94,13 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("target %s is namespaced: fromNamespace applies to cluster-scoped kinds", t.Kind))
 		}
 	}
+	for _, set := range r.TargetKindSets {
+		for _, k := range set {
+			if !targetKinds[k] {
+				problems = append(problems, fmt.Sprintf("targetKindSets kind %q is not one of the row's targets", k))
+			}
+		}
+	}
 	for _, k := range r.Strategy.TargetKinds {
 		if !targetKinds[k] {
 			problems = append(problems, fmt.Sprintf("strategy.targetKinds %q is not one of the row's targets", k))

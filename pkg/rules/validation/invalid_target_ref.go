@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,6 +31,7 @@ func ValidateTargetRefs(p *policy.Policy, _ topology.Snapshot, _ *Messages) fiel
 		errs = append(errs, validateTargetRef(p, ref)...)
 	}
 	errs = append(errs, validateUniqueTargets(p)...)
+	errs = append(errs, validateTargetKindSets(p)...)
 	if p.Row.HasTargetRefField("targetSelectors") {
 		errs = append(errs, validateTargetSelectors(p, spec.Child("targetSelectors"))...)
 	}
@@ -168,6 +170,34 @@ func unsupportedTarget(row *kinds.KindRow, ref policy.TargetRef) *field.Error {
 		return field.NotSupported(ref.Path.Child("group"), ref.Group, groups)
 	}
 	return field.NotSupported(ref.Path.Child("kind"), kinds.QualifiedKind(ref.Group, ref.Kind), row.TargetKinds())
+}
+
+// validateTargetKindSets applies the row's TargetKindSets: every reference's kind comes
+// from the set of the first one's.
+func validateTargetKindSets(p *policy.Policy) field.ErrorList {
+	sets := p.Row.TargetKindSets
+	if len(sets) == 0 || len(p.TargetRefs) < 2 {
+		return nil
+	}
+	first := p.TargetRefs[0]
+	i := slices.IndexFunc(sets, func(set []string) bool { return slices.Contains(set, first.Kind) })
+	if i < 0 {
+		return nil // a kind the policy may not target at all: reported as such
+	}
+	var errs field.ErrorList
+	for _, ref := range p.TargetRefs[1:] {
+		if slices.Contains(sets[i], ref.Kind) || !slices.ContainsFunc(sets, func(set []string) bool { return slices.Contains(set, ref.Kind) }) {
+			continue
+		}
+		var alternatives []string
+		for _, set := range sets {
+			alternatives = append(alternatives, strings.Join(set, " and "))
+		}
+		errs = append(errs, field.Forbidden(ref.Path.Child("kind"), fmt.Sprintf(
+			"a %s may not mix %s targets with %s targets (%s): its targets are all %s",
+			p.Row.Kind, first.Kind, ref.Kind, first.Path, strings.Join(alternatives, ", or all "))))
+	}
+	return errs
 }
 
 // validateUniqueTargets rejects two references to one attachment point, and applies the
