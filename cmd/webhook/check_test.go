@@ -213,7 +213,7 @@ func TestCheckBadInput(t *testing.T) {
 		},
 		"unknown apiVersion for a known policy kind": {
 			files:   map[string]string{"a.yaml": "apiVersion: kuadrant.io/v9\nkind: AuthPolicy\nmetadata: {name: x}\n"},
-			wantErr: "webhook check: DIR/a.yaml document 1: AuthPolicy is not served at kuadrant.io/v9; known versions: v1, v1beta3\n",
+			wantErr: "webhook check: DIR/a.yaml document 1: AuthPolicy is not served at kuadrant.io/v9; known versions: v1\n",
 		},
 		"unknown apiVersion for a Gateway API kind": {
 			files:   map[string]string{"a.yaml": "apiVersion: gateway.networking.k8s.io/v9\nkind: Gateway\nmetadata: {name: x}\n"},

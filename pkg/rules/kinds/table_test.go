@@ -11,13 +11,14 @@ import (
 func TestBuiltinKindTable(t *testing.T) {
 	table := BuiltinKindTable()
 	want := []string{
+		"extensions.kuadrant.io/OIDCPolicy", "extensions.kuadrant.io/PlanPolicy", "extensions.kuadrant.io/TelemetryPolicy", "extensions.kuadrant.io/ThreatPolicy",
 		"gateway.envoyproxy.io/BackendTrafficPolicy", "gateway.envoyproxy.io/ClientTrafficPolicy",
 		"gateway.envoyproxy.io/EnvoyExtensionPolicy", "gateway.envoyproxy.io/EnvoyPatchPolicy", "gateway.envoyproxy.io/SecurityPolicy",
 		"gateway.networking.k8s.io/BackendTLSPolicy", "gateway.networking.x-k8s.io/XBackendTrafficPolicy",
 		"gateway.nginx.org/ClientSettingsPolicy", "gateway.nginx.org/ObservabilityPolicy", "gateway.nginx.org/PayloadProcessor",
 		"gateway.nginx.org/ProxySettingsPolicy", "gateway.nginx.org/RateLimitPolicy", "gateway.nginx.org/SnippetsPolicy",
 		"gateway.nginx.org/UpstreamSettingsPolicy", "gateway.nginx.org/WAFPolicy",
-		"kuadrant.io/AuthPolicy", "kuadrant.io/DNSPolicy", "kuadrant.io/RateLimitPolicy", "kuadrant.io/TLSPolicy",
+		"kuadrant.io/AuthPolicy", "kuadrant.io/DNSPolicy", "kuadrant.io/RateLimitPolicy", "kuadrant.io/TLSPolicy", "kuadrant.io/TokenRateLimitPolicy",
 		"policies.controller.io/ColorPolicy",
 	}
 	var got []string

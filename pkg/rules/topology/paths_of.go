@@ -12,6 +12,9 @@ func PathsOf(snap Snapshot, p *policy.Policy) []ContextPath { return AppendPaths
 // AppendPathsOf is PathsOf appending to into, so a caller can reuse one buffer.
 func AppendPathsOf(snap Snapshot, p *policy.Policy, into []ContextPath) []ContextPath {
 	for _, key := range TargetKeys(snap, p) {
+		if _, ok := p.Row.Target(key.Group, key.Kind); !ok {
+			continue // a kind the implementation does not attach this kind of policy to
+		}
 		into = pathsThrough(snap, p.Row, key, into)
 	}
 	return distinctPaths(into) // in place
