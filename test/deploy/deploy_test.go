@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -19,6 +21,7 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -92,10 +95,21 @@ func TestBase(t *testing.T) {
 	assert.Equal(t, "/mutate", *mw.ClientConfig.Service.Path)
 	assertSkipsProtectedNamespaces(t, mw.NamespaceSelector.MatchExpressions)
 
-	// Every built-in policy kind's group is covered by both webhooks.
+	// Every built-in policy kind is reviewed by both webhooks, and the webhook's own
+	// ClusterRole lets it list and watch the kind (without, readiness would stay 503).
+	var role rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-webhook", &role)
 	for _, row := range kinds.BuiltinKindTable().Rows() {
-		assert.Contains(t, vw.Rules[0].APIGroups, row.Group, row.Kind)
-		assert.Contains(t, mw.Rules[0].APIGroups, row.Group, row.Kind)
+		resource := pluralOf(row.Kind)
+		for _, rule := range []admissionregv1.RuleWithOperations{vw.Rules[0], mw.Rules[0]} {
+			assert.Contains(t, rule.APIGroups, row.Group, row.Kind)
+			assert.Contains(t, rule.Resources, resource, row.Kind)
+		}
+		granted := slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, row.Group) && slices.Contains(r.Resources, resource) &&
+				slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
+		})
+		assert.True(t, granted, "the ClusterRole does not let the webhook list and watch %s.%s", resource, row.Group)
 	}
 	// Policy kinds may be cluster-scoped: every rule covers both scopes, so what `webhook
 	// check` judges is what the deployed webhook sees.
@@ -206,4 +220,14 @@ func TestPlainCertsOverlay(t *testing.T) {
 	require.True(t, pool.AppendCertsFromPEM(caPEM))
 	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: serviceDNS})
 	assert.NoError(t, err, "the serving certificate is valid for the Service")
+}
+
+// pluralOf is the resource name of a policy kind, as its CRD names it (every built-in kind
+// ends in Policy or Processor).
+func pluralOf(kind string) string {
+	lower := strings.ToLower(kind)
+	if strings.HasSuffix(lower, "y") {
+		return strings.TrimSuffix(lower, "y") + "ies"
+	}
+	return lower + "s"
 }

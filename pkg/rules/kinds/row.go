@@ -33,6 +33,8 @@ const (
 	Listener    SectionKind = "Listener"
 	RouteRule   SectionKind = "RouteRule"
 	ServicePort SectionKind = "ServicePort"
+	// SubBackend is one of the backends an agentgateway AgentgatewayBackend groups.
+	SubBackend SectionKind = "SubBackend"
 )
 
 // Canonical merge strategies (GEP-713 "atomicity"; Kuadrant RFC "merge").
@@ -55,6 +57,9 @@ type KindRow struct {
 	// TargetRefFields lists the spec fields that hold target references: "targetRefs" (a
 	// list), "targetRef" (a single object), "targetSelectors" (label selectors of targets).
 	TargetRefFields []string `json:"targetRefFields,omitempty"`
+	// SelectorsExclusive refuses targetSelectors together with targetRef(s) (agentgateway's
+	// ExactlyOneOf=targetRefs;targetSelectors).
+	SelectorsExclusive bool `json:"selectorsExclusive,omitempty"`
 	// MaxTargetRefs caps spec.targetRefs; 0 means the Gateway API default of 16.
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
 	// CrossNamespaceTargets allows targetRefs[].namespace, subject to a ReferenceGrant.

@@ -11,9 +11,10 @@ import (
 func TestBuiltinKindTable(t *testing.T) {
 	table := BuiltinKindTable()
 	want := []string{
-		"extensions.kuadrant.io/OIDCPolicy", "extensions.kuadrant.io/PlanPolicy", "extensions.kuadrant.io/TelemetryPolicy", "extensions.kuadrant.io/ThreatPolicy",
+		"agentgateway.dev/AgentgatewayPolicy", "extensions.kuadrant.io/OIDCPolicy", "extensions.kuadrant.io/PlanPolicy", "extensions.kuadrant.io/TelemetryPolicy", "extensions.kuadrant.io/ThreatPolicy",
 		"gateway.envoyproxy.io/BackendTrafficPolicy", "gateway.envoyproxy.io/ClientTrafficPolicy",
 		"gateway.envoyproxy.io/EnvoyExtensionPolicy", "gateway.envoyproxy.io/EnvoyPatchPolicy", "gateway.envoyproxy.io/SecurityPolicy",
+		"gateway.kgateway.dev/BackendConfigPolicy", "gateway.kgateway.dev/HTTPListenerPolicy", "gateway.kgateway.dev/ListenerPolicy", "gateway.kgateway.dev/TrafficPolicy",
 		"gateway.networking.k8s.io/BackendTLSPolicy", "gateway.networking.x-k8s.io/XBackendTrafficPolicy",
 		"gateway.nginx.org/ClientSettingsPolicy", "gateway.nginx.org/ObservabilityPolicy", "gateway.nginx.org/PayloadProcessor",
 		"gateway.nginx.org/ProxySettingsPolicy", "gateway.nginx.org/RateLimitPolicy", "gateway.nginx.org/SnippetsPolicy",
@@ -76,7 +77,7 @@ kinds:
   class: Sometimes
   targets: [{group: gateway.networking.k8s.io, kind: Gateway, section: Port}]
   strategy: {field: strategy, values: {x: sideways}}`,
-			wantErr: `cfg.yaml: kinds[0]: kind a.io/P: class "Sometimes" must be Direct or Inherited; strategy value "x" maps to "sideways"; must be atomic, patch or merge; target Gateway section "Port" must be Listener, RouteRule or ServicePort`,
+			wantErr: `cfg.yaml: kinds[0]: kind a.io/P: class "Sometimes" must be Direct or Inherited; strategy value "x" maps to "sideways"; must be atomic, patch or merge; target Gateway section "Port" must be Listener, RouteRule, ServicePort or SubBackend`,
 		},
 		"effectiveTarget typo": {
 			config: `

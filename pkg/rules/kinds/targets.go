@@ -13,6 +13,7 @@ const (
 	GatewayGroup  = "gateway.networking.k8s.io"
 	CoreGroup     = ""
 	MultiCluster  = "multicluster.x-k8s.io"
+	XGatewayGroup = "gateway.networking.x-k8s.io"
 	CertManager   = "cert-manager.io"
 	ListenerField = "listeners"
 )
@@ -83,6 +84,15 @@ var targetKinds = []TargetInfo{
 	{Group: GatewayGroup, Kind: "UDPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
 	{Group: CoreGroup, Kind: "Service", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Generic: true, Watched: true},
 	{Group: MultiCluster, Kind: "ServiceImport", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Watched: true},
+	// Kinds only some implementations target. The webhook does not read them from the
+	// cluster (no RBAC, no watch: their CRDs are often absent), so a policy on one is judged
+	// by its own fields and its neighbours there, never warned about as TargetNotFound.
+	{Group: XGatewayGroup, Kind: "XListenerSet", Scope: Namespaced, Role: RoleListenerSet, Level: LevelListenerSet, SectionList: ListenerField, Section: Listener},
+	{Group: "inference.networking.k8s.io", Kind: "InferencePool", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	{Group: "gateway.kgateway.dev", Kind: "Backend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	{Group: "agentgateway.dev", Kind: "AgentgatewayBackend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: SubBackend},
+	{Group: "networking.istio.io", Kind: "ServiceEntry", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: ServicePort},
+	{Group: "networking.istio.io", Kind: "Hostname", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
 }
 
 var targetInfos = func() map[schema.GroupKind]TargetInfo {
@@ -220,6 +230,8 @@ func (s SectionKind) Noun() string {
 		return "route rule"
 	case ServicePort:
 		return "Service port"
+	case SubBackend:
+		return "sub-backend"
 	}
 	return "section"
 }

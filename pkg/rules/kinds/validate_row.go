@@ -82,9 +82,9 @@ func validateRow(r *KindRow) error {
 	for _, t := range r.Targets {
 		targetKinds[t.Kind] = true
 		switch t.Section {
-		case NoSections, Listener, RouteRule, ServicePort:
+		case NoSections, Listener, RouteRule, ServicePort, SubBackend:
 		default:
-			problems = append(problems, fmt.Sprintf("target %s section %q must be Listener, RouteRule or ServicePort", t.Kind, t.Section))
+			problems = append(problems, fmt.Sprintf("target %s section %q must be Listener, RouteRule, ServicePort or SubBackend", t.Kind, t.Section))
 		}
 		info, known := TargetInfoFor(schema.GroupKind{Group: t.Group, Kind: t.Kind})
 		switch {

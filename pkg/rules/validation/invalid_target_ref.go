@@ -55,6 +55,9 @@ func validateRefFields(p *policy.Policy, spec *field.Path) field.ErrorList {
 	if p.HasTargetSelectors() && !hasSelectors {
 		errs = append(errs, field.Forbidden(spec.Child("targetSelectors"), fmt.Sprintf("not supported by %s; use `%s`", row.Kind, refFieldName(row))))
 	}
+	if p.HasTargetSelectors() && hasSelectors && row.SelectorsExclusive && (p.HasTargetRef() || p.HasTargetRefs()) {
+		errs = append(errs, field.Forbidden(spec.Child("targetSelectors"), fmt.Sprintf("may not be set together with `%s`; a %s names its targets one way", refFieldName(row), row.Kind)))
+	}
 	// No target at all: no field, or an empty list (a list of bad items is reported item by
 	// item instead). Selectors are targets: a selector-only policy is not targetless.
 	if len(p.TargetRefs) == 0 && !p.HasTargetRef() && len(p.DecodeErrors()) == 0 && !(p.HasTargetSelectors() && hasSelectors) {
