@@ -57,6 +57,12 @@ type KindRow struct {
 	// TargetRefFields lists the spec fields that hold target references: "targetRefs" (a
 	// list), "targetRef" (a single object), "targetSelectors" (label selectors of targets).
 	TargetRefFields []string `json:"targetRefFields,omitempty"`
+	// TargetsOptional admits a policy that names no target: Istio's policies apply to their
+	// whole namespace, or to the workloads spec.selector picks, without one.
+	TargetsOptional bool `json:"targetsOptional,omitempty"`
+	// ExclusiveFields are spec fields that may not be set together with a target (Istio:
+	// "only one of targetRefs or selector can be set").
+	ExclusiveFields []string `json:"exclusiveFields,omitempty"`
 	// SelectorsExclusive refuses targetSelectors together with targetRef(s) (agentgateway's
 	// ExactlyOneOf=targetRefs;targetSelectors).
 	SelectorsExclusive bool `json:"selectorsExclusive,omitempty"`

@@ -93,6 +93,8 @@ var targetKinds = []TargetInfo{
 	{Group: "agentgateway.dev", Kind: "AgentgatewayBackend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: SubBackend},
 	{Group: "networking.istio.io", Kind: "ServiceEntry", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: ServicePort},
 	{Group: "networking.istio.io", Kind: "Hostname", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	{Group: "policy.linkerd.io", Kind: "Server", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	{Group: "policy.linkerd.io", Kind: "HTTPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute},
 }
 
 var targetInfos = func() map[schema.GroupKind]TargetInfo {

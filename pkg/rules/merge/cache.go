@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
@@ -43,7 +44,13 @@ func (c *Cache) Settings(p *policy.Policy, b policy.Block) []Setting {
 		return u
 	}
 	var out []Setting
-	flattenForFold(nil, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, b.ListKeys, p, &out)
+	var prefix []string
+	if p.Row.Conflicts.Mode == kinds.ConflictsNever {
+		// Every policy of such a kind applies together (Istio's authorization policies,
+		// NGINX snippets): none replaces another's settings, so each keeps its own.
+		prefix = []string{p.Ref()}
+	}
+	flattenForFold(prefix, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, b.ListKeys, p, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	byField[b.Field] = out
 	return out

@@ -187,6 +187,9 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		if row.Strategy.DeclaredBy == kinds.DeclaredByLower && prevStrategy != "" {
 			how = ab.block.Strategy // the lower block says how it merges into the rest
 		}
+		if row.Conflicts.Mode == kinds.ConflictsNever {
+			how = kinds.StrategyPatch // all apply together; each keeps its own settings (Cache.Settings)
+		}
 		mergeDefaults(e, how, ab.policy, cache.Settings(ab.policy, ab.block))
 		prevStrategy = ab.block.Strategy
 	}

@@ -56,11 +56,18 @@ func validateRefFields(p *policy.Policy, spec *field.Path) field.ErrorList {
 		errs = append(errs, field.Forbidden(spec.Child("targetSelectors"), fmt.Sprintf("not supported by %s; use `%s`", row.Kind, refFieldName(row))))
 	}
 	if p.HasTargetSelectors() && hasSelectors && row.SelectorsExclusive && (p.HasTargetRef() || p.HasTargetRefs()) {
-		errs = append(errs, field.Forbidden(spec.Child("targetSelectors"), fmt.Sprintf("may not be set together with `%s`; a %s names its targets one way", refFieldName(row), row.Kind)))
+		errs = append(errs, field.Forbidden(spec.Child("targetSelectors"), fmt.Sprintf("may not be set together with `%s`; %s names its targets one way", refFieldName(row), withArticle(row.Kind))))
 	}
 	// No target at all: no field, or an empty list (a list of bad items is reported item by
 	// item instead). Selectors are targets: a selector-only policy is not targetless.
-	if len(p.TargetRefs) == 0 && !p.HasTargetRef() && len(p.DecodeErrors()) == 0 && !(p.HasTargetSelectors() && hasSelectors) {
+	if p.HasTargetRef() || p.HasTargetRefs() || p.HasTargetSelectors() {
+		for _, f := range row.ExclusiveFields {
+			if v, ok := p.Spec()[f]; ok && v != nil {
+				errs = append(errs, field.Forbidden(spec.Child(f), fmt.Sprintf("may not be set together with `%s`; %s takes one or the other", refFieldName(row), withArticle(row.Kind))))
+			}
+		}
+	}
+	if len(p.TargetRefs) == 0 && !p.HasTargetRef() && len(p.DecodeErrors()) == 0 && !(p.HasTargetSelectors() && hasSelectors) && !row.TargetsOptional {
 		errs = append(errs, field.Required(spec.Child(refFieldName(row)), "a policy must target at least one object"))
 	}
 	return errs
@@ -197,8 +204,8 @@ func validateTargetKindSets(p *policy.Policy) field.ErrorList {
 			alternatives = append(alternatives, strings.Join(set, " and "))
 		}
 		errs = append(errs, field.Forbidden(ref.Path.Child("kind"), fmt.Sprintf(
-			"a %s may not mix %s targets with %s targets (%s): its targets are all %s",
-			p.Row.Kind, first.Kind, ref.Kind, first.Path, strings.Join(alternatives, ", or all "))))
+			"%s may not mix %s targets with %s targets (%s): its targets are all %s",
+			withArticle(p.Row.Kind), first.Kind, ref.Kind, first.Path, strings.Join(alternatives, ", or all "))))
 	}
 	return errs
 }
@@ -265,4 +272,12 @@ func ValidateReferences(p *policy.Policy, _ topology.Snapshot, _ *Messages) fiel
 		}
 	}
 	return withReason(ReasonInvalidTargetRef, errs...)
+}
+
+// withArticle puts "a" or "an" before a kind's name, as its first letter sounds.
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
