@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -165,12 +166,7 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 				}
 			}
 		}
-		if row.Order == kinds.OrderOldestWins && row.Class != kinds.Direct && row.Conflicts.Mode != kinds.ConflictsNone {
-			// Defaults apply highest first and the last one applied wins: for the oldest
-			// to win at one level, it goes last. (Overrides already let the highest win;
-			// in mode none the first at a level, the oldest, applies alone.)
-			slices.Reverse(defaults[levelStart:])
-		}
+		orderLevel(row, defaults[levelStart:])
 	}
 	e.defaults, e.overrides = defaults, overrides
 	// Defaults, highest first: each lower block merges in with the strategy of the block
@@ -203,6 +199,40 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		}
 		mergeOverride(e, ab.block.Strategy, ab.policy, settings)
 	}
+}
+
+// orderLevel puts the defaults of one level in the order they are applied, the last
+// applied winning where two set the same thing: by ascending rank (the greater rank wins),
+// then oldest first (GEP-713: of two defaults the newer wins), or newest first where the
+// row says the oldest wins. In mode none only the first applies: the greatest rank, then
+// the oldest. (Overrides keep oldest first: the fold applies them in reverse, so the
+// oldest wins, and no kind ranks them.)
+func orderLevel(row *kinds.KindRow, level []attachedBlock) {
+	if len(level) < 2 {
+		return
+	}
+	byAge := func(a, b *policy.Policy) int {
+		switch {
+		case a.Higher(b):
+			return -1
+		case b.Higher(a):
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(level, func(x, y attachedBlock) int {
+		a, b := x.policy, y.policy
+		if a.Rank != b.Rank {
+			if row.Conflicts.Mode == kinds.ConflictsNone {
+				return cmp.Compare(b.Rank, a.Rank)
+			}
+			return cmp.Compare(a.Rank, b.Rank)
+		}
+		if row.Order == kinds.OrderOldestWins && row.Conflicts.Mode != kinds.ConflictsNone {
+			return byAge(b, a)
+		}
+		return byAge(a, b)
+	})
 }
 
 // Winner is the policy whose setting stands at path, or whose action removed it.
