@@ -24,25 +24,17 @@ type withPolicy struct {
 
 // PoliciesAt returns the base policies at key, without p's stored version, plus p.
 func (w *withPolicy) PoliciesAt(kind schema.GroupKind, key policy.TargetKey) []*policy.Policy {
-	base := w.Snapshot.PoliciesAt(kind, key)
-	if kind != w.p.GroupKind() {
-		return base
-	}
-	out := make([]*policy.Policy, 0, len(base)+1)
-	for _, q := range base {
-		if q.Namespace != w.p.Namespace || q.Name != w.p.Name {
-			out = append(out, q)
-		}
-	}
-	if w.keys[key] {
-		out = append(out, w.p)
-	}
-	return out
+	return w.replace(kind, w.Snapshot.PoliciesAt(kind, key), w.keys[key])
 }
 
 // SelectingPolicies returns the base's, without p's stored version, plus p if it selects.
 func (w *withPolicy) SelectingPolicies(kind schema.GroupKind) []*policy.Policy {
-	base := w.Snapshot.SelectingPolicies(kind)
+	return w.replace(kind, w.Snapshot.SelectingPolicies(kind), len(w.p.TargetSelectors()) > 0)
+}
+
+// replace returns base (a list of policies of kind) without p's stored version, and with
+// p when include says so.
+func (w *withPolicy) replace(kind schema.GroupKind, base []*policy.Policy, include bool) []*policy.Policy {
 	if kind != w.p.GroupKind() {
 		return base
 	}
@@ -52,7 +44,7 @@ func (w *withPolicy) SelectingPolicies(kind schema.GroupKind) []*policy.Policy {
 			out = append(out, q)
 		}
 	}
-	if len(w.p.TargetSelectors()) > 0 {
+	if include {
 		out = append(out, w.p)
 	}
 	return out
