@@ -6,8 +6,8 @@ RUN go mod download
 COPY cmd/ cmd/
 COPY internal/ internal/
 COPY pkg/ pkg/
-ARG TARGETOS=linux TARGETARCH=amd64
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/webhook ./cmd/webhook
+ARG TARGETOS=linux TARGETARCH=amd64 VERSION=dev
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w -X main.version=$VERSION" -o /out/webhook ./cmd/webhook
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/webhook /webhook

@@ -36,6 +36,8 @@ Usage:
       audit the stored policies periodically (--audit-interval).
   webhook kinds [--config FILE] [-o text|json]
       Print the kind table: every policy kind known and what is enforced for it.
+  webhook version
+      Print the version the binary was built as.
   webhook help
       Print this text.
 
@@ -62,6 +64,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stdout, stderr)
 	case "kinds":
 		return runKinds(args[1:], stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -69,6 +69,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log := zap.New(zap.WriteTo(stderr))
 	ctrl.SetLogger(log)
+	log.Info("starting", "version", buildVersion())
 	if soft := memlimit.Apply("/sys/fs/cgroup", os.Getenv); soft > 0 {
 		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
 	}
