@@ -14,6 +14,9 @@ CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
 DEST="$CACHE/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 GO="${GO:-go}"
 
+HACK="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=lib/k8s-module.sh
+. "$HACK/lib/k8s-module.sh"
 log() { echo "control-plane: $*" >&2; }
 
 if [ -x "$DEST/kube-apiserver" ] && [ -x "$DEST/etcd" ] && [ -x "$DEST/kubectl" ]; then
@@ -29,23 +32,7 @@ if [ ! -x "$DEST/kube-apiserver" ]; then
   mkdir -p "$work/apiserver"
   (
     cd "$work/apiserver"
-    "$GO" mod init controlplane.local/apiserver >/dev/null 2>&1
-    gomod="$("$GO" mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')"
-    # Kubernetes' own go.mod replaces each staging module with ./staging/...; here each one
-    # is the published k8s.io/<module> at the matching v0.x release.
-    staging_version="v0.${K8S_VERSION#1.}"
-    "$GO" mod edit -require="k8s.io/kubernetes@v$K8S_VERSION"
-    sed -n '/^replace (/,/^)/p' "$gomod" | awk '/=> \.\/staging/ {print $1}' | while read -r mod; do
-      "$GO" mod edit -replace="$mod=$mod@$staging_version"
-    done
-    cat > main.go <<'GO'
-package main
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver/app"
-
-func main() {}
-GO
-    "$GO" mod tidy >/dev/null 2>&1 || "$GO" mod tidy
+    k8s_module controlplane.local/apiserver kube-apiserver
     "$GO" build -o "$DEST/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
   )
 fi

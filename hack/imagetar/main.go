@@ -7,7 +7,8 @@
 //	go run ./hack/imagetar -binary bin/webhook-linux -image policyattachment/webhook:v1.2.3 -o bin/webhook-image.tar
 //
 // `ctr images import` and `docker load` read the tarball; kind loads it with
-// `kind load image-archive`.
+// `kind load image-archive`. -at and -user make other one-binary images the same way (the
+// real node's sandbox image, hack/realnode.sh).
 package main
 
 import (
@@ -17,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -35,23 +38,26 @@ func main() {
 	image := flag.String("image", "", "the image reference to record, e.g. policyattachment/webhook:v1.2.3")
 	version := flag.String("version", "", "the version to label the image with (org.opencontainers.image.version)")
 	out := flag.String("o", "", "the tarball to write")
+	at := flag.String("at", "/webhook", "where the binary lands in the image, and the entrypoint")
+	user := flag.String("user", nonRoot, "the user the image runs as")
 	flag.Parse()
 	if *binary == "" || *image == "" || *out == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: imagetar -binary FILE -image REF [-version V] -o OUT.tar")
 		os.Exit(2)
 	}
-	if err := write(*binary, *image, *version, *out); err != nil {
+	if err := write(*binary, *at, *user, *image, *version, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "imagetar:", err)
 		os.Exit(1)
 	}
 }
 
-func write(binary, image, version, out string) error {
+func write(binary, at, user, image, version, out string) error {
 	ref, err := name.ParseReference(image)
 	if err != nil {
 		return fmt.Errorf("image %q: %w", image, err)
 	}
-	layer, err := binaryLayer(binary)
+	at = path.Clean("/" + at)
+	layer, err := binaryLayer(binary, at[1:])
 	if err != nil {
 		return err
 	}
@@ -65,10 +71,10 @@ func write(binary, image, version, out string) error {
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Entrypoint = []string{"/webhook"}
-	cfg.Config.User = nonRoot
+	cfg.Config.Entrypoint = []string{at}
+	cfg.Config.User = user
 	cfg.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":    "policyattachment-webhook",
+		"org.opencontainers.image.title":    "policyattachment-" + at[1:],
 		"org.opencontainers.image.licenses": "Apache-2.0",
 	}
 	if version != "" {
@@ -84,15 +90,19 @@ func write(binary, image, version, out string) error {
 	return tarball.WriteToFile(out, ref, img)
 }
 
-// binaryLayer is one layer holding the binary at /webhook, owned by root, mode 0755.
-func binaryLayer(binary string) (v1.Layer, error) {
+// binaryLayer is one layer holding the binary at name (no leading slash, no folder),
+// owned by root, mode 0755.
+func binaryLayer(binary, name string) (v1.Layer, error) {
+	if strings.Contains(name, "/") {
+		return nil, fmt.Errorf("-at %q: the binary goes at the image's root, e.g. /webhook", "/"+name)
+	}
 	data, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "webhook", Mode: 0o755, Size: int64(len(data))}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(data))}); err != nil {
 		return nil, err
 	}
 	if _, err := tw.Write(data); err != nil {

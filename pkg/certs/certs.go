@@ -88,6 +88,32 @@ func (ca *CA) Issue(dnsNames []string, ips []net.IP, validity time.Duration) (ce
 	return encodeCert(der), keyPEM, nil
 }
 
+// IssueClient signs a client certificate: Kubernetes reads the user from its common name
+// and the groups from its organizations.
+func (ca *CA) IssueClient(commonName string, groups []string, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: commonName, Organization: groups},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keyPEM, err = encodeKey(key); err != nil {
+		return nil, nil, err
+	}
+	return encodeCert(der), keyPEM, nil
+}
+
 // WriteKeyPair writes tls.crt and tls.key into dir. Each file is replaced by a rename, so
 // a watcher never reads half a file; it may briefly see a new certificate with the old key,
 // which a watcher must (and controller-runtime's certwatcher does) reject and retry.
