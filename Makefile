@@ -96,6 +96,10 @@ kinds-table: build ## Print the README's table of built-in kinds, from the kind 
 e2e: build ## The e2e suite on a local control plane, the webhook binary as a process, configs from deploy/base
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/e2e -webhook $(BIN)
 
+.PHONY: e2e-node
+e2e-node: ## The e2e suite against the webhook deployed as users deploy it, on a real one-node cluster on this machine (root; about 30 s warm)
+	bash hack/e2e-node.sh
+
 .PHONY: e2e-kind
 e2e-kind: ## The e2e suite on a kind cluster with the webhook deployed (needs Docker; CERT_MANAGER=1 for that overlay)
 	bash hack/e2e-kind.sh

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,6 +37,12 @@ type feed struct {
 	// retires the keys it lacks.
 	listed map[types.NamespacedName]struct{}
 	synced atomic.Bool
+	// forbidden is set when the API server refused to list the kind to the webhook's
+	// identity; onForbidden, when set, is told once.
+	forbidden   atomic.Bool
+	onForbidden func(error)
+	// optional: the kind is known only from its CRD's label (Feeds.Synced).
+	optional bool
 }
 
 var _ toolscache.ReflectorStore = (*feed)(nil)
@@ -59,8 +66,12 @@ func (f *feed) listPages(ctx context.Context, resource dynamic.ResourceInterface
 	for {
 		page, err := resource.List(ctx, opts)
 		if err != nil {
+			if apierrors.IsForbidden(err) && !f.forbidden.Swap(true) && f.onForbidden != nil {
+				f.onForbidden(err)
+			}
 			return nil, err
 		}
+		f.forbidden.Store(false)
 		for i := range page.Items {
 			item := &page.Items[i]
 			listed[types.NamespacedName{Namespace: item.GetNamespace(), Name: item.GetName()}] = struct{}{}

@@ -149,6 +149,16 @@ func (s *Feeds) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 		return fmt.Errorf("resource for %s: %w", gvk, err)
 	}
 	f := newFeed(gvk.GroupKind(), s.store)
+	f.optional = s.discovered(gvk.GroupKind())
+	f.onForbidden = func(err error) {
+		// One line that says what to grant; the reflector retries, and the feed counts
+		// once the grant is there.
+		msg := "the webhook may not list this kind: grant its ServiceAccount get, list and watch on it; until then readiness stays false"
+		if f.optional {
+			msg = "the webhook may not list this kind, known only from its CRD's policy label: its policies are judged without the stored ones until a ClusterRole labelled rbac.policyattachment.io/aggregate-to-webhook=true grants get, list and watch on it"
+		}
+		s.log.Error(err, msg, "group", mapping.Resource.Group, "resource", mapping.Resource.Resource)
+	}
 	s.mu.Lock()
 	s.feeds = append(s.feeds, f)
 	s.mu.Unlock()
@@ -156,14 +166,22 @@ func (s *Feeds) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	return nil
 }
 
-// Synced reports whether every feed has listed its kind once.
+// Synced reports whether every feed has listed its kind once, a kind known only from
+// its CRD's label aside while the webhook may not list it: a labelled CRD installed
+// without a grant for the webhook must not take validation down for every other kind.
 func (s *Feeds) Synced() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range s.feeds {
-		if !f.synced.Load() {
+		if !f.synced.Load() && !(f.optional && f.forbidden.Load()) {
 			return false
 		}
 	}
 	return true
+}
+
+// discovered reports whether the store knows a policy kind only from its CRD's label.
+func (s *Feeds) discovered(gk schema.GroupKind) bool {
+	row, ok := s.store.Row(gk)
+	return ok && row.Source == kinds.SourceDiscovered
 }

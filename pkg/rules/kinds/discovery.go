@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// SourceDiscovered is the Source of a row made from a CRD's policy label.
+const SourceDiscovered = "discovered"
+
 // ClassFromLabel reads the value of the gateway.networking.k8s.io/policy label: "Direct",
 // "Inherited" or "true" in any case. "true" says only that the kind is a policy; GEP-713
 // (via GEP-2649) asks that a kind that can be inherited be treated as Inherited.
@@ -47,7 +50,7 @@ func DiscoveredRow(group, kind string, scope Scope, labelValue string) (KindRow,
 		// kind known only from its label must never be falsely denied. Two policies conflict
 		// only where both set one scalar to different values.
 		Conflicts: Conflicts{Mode: ConflictsValue, Granularity: StrategyPatch},
-		Source:    "discovered",
+		Source:    SourceDiscovered,
 	}
 	if class == Direct {
 		r.Stanzas = Stanzas{}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# make e2e-node: the e2e suite (test/e2e) against the webhook installed the way users install
+# it, on a real one-node cluster on this machine (hack/realnode.sh): the image from
+# `make image-tar`, the Gateway API and test CRDs, `kubectl apply -k deploy/overlays/plain-certs`
+# through an overlay that changes only the image, the shipped ServiceAccount, ClusterRole,
+# Deployment, Service and webhook configurations. Needs root; installs the Debian packages the
+# node needs when they are missing. Always tears the node down, even on failure.
+#
+#   hack/e2e-node.sh              everything, timed
+#   KEEP_NODE=1 hack/e2e-node.sh  leave the node running (hack/realnode.sh down --purge stops it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO="$(pwd)"
+t0=$(date +%s)
+step() { printf '\n== +%ss %s\n' "$(( $(date +%s) - t0 ))" "$*"; }
+
+if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || [ ! -x /usr/lib/cni/bridge ] ||
+   ! command -v iptables >/dev/null || ! command -v conntrack >/dev/null; then
+  step "installing containerd, runc, the CNI plugins, iptables and conntrack (Debian)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    containerd runc containernetworking-plugins iptables conntrack >/dev/null
+fi
+
+step "building the control plane and the node (cached outside the checkout)"
+CONTROL_PLANE="$(bash hack/control-plane.sh)"
+NODE_BIN="$(bash hack/node-binaries.sh)"
+export CONTROL_PLANE NODE_BIN PATH="$CONTROL_PLANE:$PATH"
+
+IMAGE_NAME=docker.io/policyattachment/webhook
+IMAGE_TAG=e2e-node
+step "building the image $IMAGE_NAME:$IMAGE_TAG (make image-tar)"
+make --no-print-directory image-tar IMAGE="$IMAGE_NAME:$IMAGE_TAG"
+
+cleanup() {
+  status=$?
+  if [ -n "${KEEP_NODE:-}" ]; then
+    echo "node kept: export KUBECONFIG=/var/lib/policyattachment-node/pki/admin.kubeconfig"
+  else
+    step "tearing the node down"
+    bash hack/realnode.sh down --purge
+  fi
+  exit $status
+}
+trap cleanup EXIT
+bash hack/realnode.sh down --purge >/dev/null 2>&1 || true
+
+step "starting the node"
+bash hack/realnode.sh up
+export KUBECONFIG=/var/lib/policyattachment-node/pki/admin.kubeconfig
+bash hack/realnode.sh import bin/webhook-image.tar
+
+step "installing the Gateway API CRDs and the test policy CRDs"
+gateway_api="$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)"
+kubectl apply --server-side -k "$gateway_api/config/crd/experimental" >/dev/null
+kubectl apply --server-side -f test/crds/ >/dev/null
+
+step "deploying the webhook: deploy/overlays/plain-certs, the image set by kustomize"
+go run ./certs
+overlay="$REPO/.local/e2e-node/overlay"
+mkdir -p "$overlay"
+cat >"$overlay/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../../deploy/overlays/plain-certs
+images:
+- name: policyattachment/webhook
+  newName: $IMAGE_NAME
+  newTag: $IMAGE_TAG
+YAML
+kubectl apply -k "$overlay"
+kubectl -n policyattachment-system rollout status deployment/policyattachment-webhook --timeout=180s
+
+step "running the e2e suite against the Deployment"
+go test -tags e2e -count=1 ./test/e2e/ -v ${E2E_RUN:+-run "$E2E_RUN"}
+step "passed"
