@@ -73,5 +73,5 @@ kubectl apply -k "$overlay"
 kubectl -n policyattachment-system rollout status deployment/policyattachment-webhook --timeout=180s
 
 step "running the e2e suite against the Deployment"
-go test -tags e2e -count=1 ./test/e2e/ -v ${E2E_RUN:+-run "$E2E_RUN"}
+E2E_DEPLOYED=1 go test -tags e2e -count=1 ./test/e2e/ -v ${E2E_RUN:+-run "$E2E_RUN"}
 step "passed"

@@ -83,3 +83,22 @@ func TestFeedDelete(t *testing.T) {
 	assert.False(t, store.Has(btlsKind, "app", "two"), "a delete the watch missed the end of still removes")
 	assert.Empty(t, f.keys)
 }
+
+// A kind known only from its CRD's label that the webhook may not list does not hold
+// readiness; a kind of the table does, until it is listed.
+func TestSyncedWaitsForRequiredFeedsOnly(t *testing.T) {
+	required, optional := newFeed(schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}, nil),
+		newFeed(schema.GroupKind{Group: "example.com", Kind: "RetryPolicy"}, nil)
+	optional.optional = true
+	s := &Feeds{feeds: []*feed{required, optional}}
+	assert.False(t, s.Synced(), "nothing listed yet")
+
+	optional.forbidden.Store(true)
+	assert.False(t, s.Synced(), "the required kind is not listed yet")
+	required.synced.Store(true)
+	assert.True(t, s.Synced(), "a forbidden discovered kind does not hold readiness")
+
+	required.synced.Store(false)
+	required.forbidden.Store(true)
+	assert.False(t, s.Synced(), "a forbidden kind of the table holds readiness")
+}

@@ -1,0 +1,135 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TestMissingPermissionKeepsReadinessDown runs where the webhook is deployed with the shipped
+// ClusterRole (make e2e-node sets E2E_DEPLOYED=1): without list on one built-in policy kind,
+// a restarted webhook never turns ready, and says which permission it misses; given back, it
+// does. (With failurePolicy Fail, the other replica keeps serving meanwhile: here both are
+// restarted, as after an upgrade that shipped a bad ClusterRole.)
+func TestMissingPermissionKeepsReadinessDown(t *testing.T) {
+	if os.Getenv("E2E_DEPLOYED") == "" {
+		t.Skip("needs the webhook deployed with its ClusterRole (make e2e-node)")
+	}
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns, role = "policyattachment-system", "policyattachment-webhook"
+	original, err := cs.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
+	require.NoError(t, err)
+	defer func() {
+		current, err := cs.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
+		require.NoError(t, err)
+		current.Rules = original.Rules
+		_, err = cs.RbacV1().ClusterRoles().Update(ctx, current, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		restartWebhookPods(t, cs, ns)
+		waitReady(t, cs, ns, 2, 90*time.Second)
+	}()
+
+	broken := original.DeepCopy()
+	for i, r := range broken.Rules {
+		if slices.Contains(r.Resources, "colorpolicies") {
+			broken.Rules[i].Verbs = []string{"get", "watch"} // list removed
+		}
+	}
+	_, err = cs.RbacV1().ClusterRoles().Update(ctx, broken, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	restartWebhookPods(t, cs, ns)
+
+	// The replicas start, log the missing permission, and stay unready.
+	const want = "the webhook may not list this kind: grant its ServiceAccount get, list and watch on it"
+	var logs string
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		logs = webhookLogs(t, cs, ns)
+		if strings.Contains(logs, want) && strings.Contains(logs, `"resource":"colorpolicies"`) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	require.Contains(t, logs, want)
+	time.Sleep(10 * time.Second) // several readiness probes
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+	require.NoError(t, err)
+	require.NotEmpty(t, pods.Items)
+	for _, p := range pods.Items {
+		require.False(t, podReady(&p), "pod %s turned ready without list on colorpolicies", p.Name)
+	}
+}
+
+func restartWebhookPods(t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	require.NoError(t, cs.CoreV1().Pods(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"}))
+}
+
+func waitReady(t *testing.T, cs kubernetes.Interface, ns string, want int, within time.Duration) {
+	t.Helper()
+	eventuallyWithin(t, within, func() error {
+		pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for i := range pods.Items {
+			if pods.Items[i].DeletionTimestamp == nil && podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		if ready != want {
+			return fmt.Errorf("%d ready, want %d", ready, want)
+		}
+		return nil
+	})
+}
+
+func eventuallyWithin(t *testing.T, within time.Duration, fn func() error) {
+	t.Helper()
+	var last error
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if last = fn(); last == nil {
+			return
+		}
+	}
+	require.NoError(t, last)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// webhookLogs returns the logs of every webhook pod, one after the other.
+func webhookLogs(t *testing.T, cs kubernetes.Interface, ns string) string {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, p := range pods.Items {
+		data, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+		if err == nil {
+			b.Write(data)
+		}
+	}
+	return b.String()
+}
