@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -27,7 +28,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		profilingAddress                                            string
 		port                                                        int
 		http2, liveReads                                            bool
-		auditInterval, reviewTimeout                                time.Duration
+		auditInterval, reviewTimeout, shutdownDelay                 time.Duration
 	)
 	fs.StringVar(&host, "host", "", "address to listen on (all interfaces when empty)")
 	fs.IntVar(&port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
@@ -37,6 +38,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&liveReads, "live-reads", true, "when the cache has no other policy at a target, list that kind from the API server first (protects against a policy another replica just admitted; costs a List per such review; safe to turn off with one replica)")
 	fs.StringVar(&configFile, "config", "", configFlagHelp)
 	fs.DurationVar(&reviewTimeout, "review-timeout", admission.DefaultReviewTimeout, "per-review deadline; a review that cannot finish in time is refused with a message saying so (keep it below the webhook configurations' timeoutSeconds)")
+	fs.DurationVar(&shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving while reporting unready, so the API server stops sending reviews before the server closes (keep it below the Pod's terminationGracePeriodSeconds)")
 	fs.DurationVar(&auditInterval, "audit-interval", 5*time.Minute, "how often to audit the stored policies (findings in the log and the policyattachment_audit_* metrics); 0 turns it off")
 	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
@@ -103,8 +105,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
 	}
-	// SIGTERM or SIGINT cancels ctx; the server then finishes in-flight reviews and returns.
-	ctx := ctrl.LoggerInto(ctrl.SetupSignalHandler(), log)
+	// SIGTERM or SIGINT: readiness turns false at once, reviews are still served for
+	// --shutdown-delay while the endpoint leaves the Service (the API server would otherwise
+	// dial a closed port and, failing closed, refuse the write), then ctx ends and the
+	// server finishes in-flight reviews and returns.
+	signals := ctrl.SetupSignalHandler()
+	serving, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() {
+		<-signals.Done()
+		srv.Store().SetDraining()
+		log.Info("shutting down: unready, still serving", "for", shutdownDelay.String())
+		time.Sleep(shutdownDelay)
+		stop()
+	}()
+	ctx := ctrl.LoggerInto(serving, log)
 	if err := srv.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput

@@ -84,7 +84,8 @@ func run(bin, work string, testArgs []string) (int, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.CertPEM)
 	sup := &supervisor{
-		args: []string{bin, "serve", "--kubeconfig", kubeconfig, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
+		// No endpoints to drain: the API server dials this process directly.
+		args: []string{bin, "serve", "--kubeconfig", kubeconfig, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--shutdown-delay=0"},
 		log:  filepath.Join(work, "webhook.log"),
 		url:  fmt.Sprintf("https://127.0.0.1:%d/readyz", port),
 		tls:  &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},

@@ -118,15 +118,18 @@ func register(hooks webhook.Server, store *clusterstate.Store, v *Validator) {
 	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 }
 
-// readyz answers 200 only once every kind the rules read has been listed: before that, a
-// review would be judged against a partial view of the cluster.
+// readyz answers 200 only once every kind the rules read has been listed (before that, a
+// review would be judged against a partial view of the cluster), and not while draining.
 func readyz(store *clusterstate.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if !store.Ready() {
+		switch {
+		case store.Draining():
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		case !store.Ready():
 			http.Error(w, "not every kind the rules read has been listed yet", http.StatusServiceUnavailable)
-			return
+		default:
+			_, _ = w.Write([]byte("ok"))
 		}
-		_, _ = w.Write([]byte("ok"))
 	})
 }
 

@@ -41,7 +41,9 @@ type Store struct {
 	// not bring it back (a policy created again under the name has another UID).
 	forgotten map[policyID]forgottenPolicy
 	ready     atomic.Bool
-	now       func() time.Time
+	// draining: shutting down (SetDraining).
+	draining atomic.Bool
+	now      func() time.Time
 	// generation counts the changes of what a verdict reads (the snapshot, reservations
 	// included, the config and the kind table); Judge compares it to know whether the
 	// verdict it reached under the read lock still holds when it reserves. Writes that change
@@ -368,6 +370,13 @@ func (s *Store) SetReady() { s.ready.Store(true) }
 
 // Ready reports whether the store has synced.
 func (s *Store) Ready() bool { return s.ready.Load() }
+
+// SetDraining marks the process as shutting down: readiness turns false, so the endpoint
+// leaves the Service while reviews still come in.
+func (s *Store) SetDraining() { s.draining.Store(true) }
+
+// Draining reports whether SetDraining was called.
+func (s *Store) Draining() bool { return s.draining.Load() }
 
 func idOf(p *policy.Policy) policyID {
 	return policyID{p.GroupKind(), p.Namespace, p.Name}

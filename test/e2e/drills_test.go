@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -103,7 +104,12 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 	t.Logf("outcomes of policies conflicting with a stored one: %v", outcomes)
 	assert.Empty(t, admitted, "a conflicting policy was admitted")
 	assert.Positive(t, outcomes["denied: Conflicted"], "judged before the kill and after the restart")
-	assert.Positive(t, outcomes["failed: webhook unreachable"], "the loop ran while the webhook was gone")
+	if os.Getenv("E2E_WEBHOOK_CONTROL") != "" {
+		// The local harness kills its one process outright. A Deployment's killed pods are
+		// replaced at once, and a pod told to stop keeps answering for --shutdown-delay,
+		// so there may be no gap at all to observe there.
+		assert.Positive(t, outcomes["failed: webhook unreachable"], "the loop ran while the webhook was gone")
+	}
 	for kind := range outcomes {
 		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "failed: webhook unreachable"}, kind)
 	}

@@ -142,6 +142,19 @@ func webhook(t *testing.T, action string) {
 		if int(ready) != replicas {
 			return fmt.Errorf("%d ready, want %d", ready, replicas)
 		}
+		if replicas > 0 {
+			return nil
+		}
+		// Stopped means gone: a terminating replica still answers reviews for a few
+		// seconds (--shutdown-delay), and the API server still knows its address.
+		pods := &unstructured.UnstructuredList{}
+		pods.SetAPIVersion("v1")
+		pods.SetKind("PodList")
+		require.NoError(t, cl.List(context.Background(), pods, client.InNamespace("policyattachment-system"),
+			client.MatchingLabels{"app.kubernetes.io/name": "policyattachment-webhook"}))
+		if n := len(pods.Items); n > 0 {
+			return fmt.Errorf("%d pods still there", n)
+		}
 		return nil
 	})
 }

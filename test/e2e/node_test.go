@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -132,4 +134,75 @@ func webhookLogs(t *testing.T, cs kubernetes.Interface, ns string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestRollingRestartDropsNoReview restarts the Deployment (kubectl rollout restart) during a
+// steady loop of policies that conflict with stored ones: the rolling update keeps a ready
+// replica behind the Service throughout, so every review is answered and every conflict
+// denied: no write fails for want of a webhook, and none slips through. (On this one node
+// the endpoints follow within the loop's pace even without --shutdown-delay; the delay is
+// for API servers whose view of the endpoints lags more.)
+func TestRollingRestartDropsNoReview(t *testing.T) {
+	if os.Getenv("E2E_DEPLOYED") == "" {
+		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
+	}
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "policyattachment-system"
+	waitReady(t, cs, ns, 2, 90*time.Second)
+	apply(t, cl, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "e2e-drill"}}})
+	const services = 10
+	for i := 0; i < services; i++ {
+		svc := fmt.Sprintf("rolling-%d", i)
+		apply(t, cl, drillService(svc))
+		apply(t, cl, drillPolicy(svc+"-first", svc))
+	}
+
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
+	require.NoError(t, err)
+	generation := d.Generation
+	outcomes := map[string]int{}
+	var admitted []string
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
+	_, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	// Apply until the rollout has finished and a few seconds more.
+	rolledOut := func() bool {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
+		require.NoError(t, err)
+		return d.Status.ObservedGeneration > generation && d.Status.UpdatedReplicas == 2 &&
+			d.Status.ReadyReplicas == 2 && d.Status.Replicas == 2
+	}
+	var after time.Time
+	deadline := time.Now().Add(3 * time.Minute)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if after.IsZero() && i%20 == 0 && rolledOut() {
+			after = time.Now().Add(3 * time.Second)
+		}
+		if !after.IsZero() && time.Now().After(after) {
+			break
+		}
+		svc := fmt.Sprintf("rolling-%d", i%services)
+		name := fmt.Sprintf("%s-attempt-%d", svc, i)
+		err := cl.Create(ctx, drillPolicy(name, svc))
+		switch {
+		case err == nil:
+			outcomes["ADMITTED"]++
+			admitted = append(admitted, name)
+		case strings.Contains(err.Error(), "Conflicted: Service e2e-drill/"+svc+" section https already has BackendTLSPolicy e2e-drill/"+svc+"-first"):
+			outcomes["denied: Conflicted"]++
+		default:
+			outcomes["other: "+err.Error()]++
+		}
+	}
+	require.False(t, after.IsZero(), "the rollout did not finish in 3 minutes")
+	t.Logf("outcomes during the rolling restart: %v", outcomes)
+	require.Empty(t, admitted, "a conflicting policy was admitted")
+	require.Equal(t, []string{"denied: Conflicted"}, slices.Collect(maps.Keys(outcomes)), "every review answered and every conflict denied")
 }
