@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 t0=$(date +%s)
 step() { printf '\n== +%ss %s\n' "$(( $(date +%s) - t0 ))" "$*"; }
+# shellcheck source=lib/deploy.sh
+. hack/lib/deploy.sh
 
 if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || [ ! -x /usr/lib/cni/bridge ] ||
    ! command -v iptables >/dev/null || ! command -v conntrack >/dev/null; then
@@ -51,27 +53,11 @@ export KUBECONFIG=/var/lib/policyattachment-node/pki/admin.kubeconfig
 bash hack/realnode.sh import bin/webhook-image.tar
 
 step "installing the Gateway API CRDs and the test policy CRDs"
-gateway_api="$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)"
-kubectl apply --server-side -k "$gateway_api/config/crd/experimental" >/dev/null
-kubectl apply --server-side -f test/crds/ >/dev/null
+install_crds
 
 step "deploying the webhook: deploy/overlays/plain-certs, the image set by kustomize"
-go run ./certs
-overlay="$REPO/.local/e2e-node/overlay"
-mkdir -p "$overlay"
-cat >"$overlay/kustomization.yaml" <<YAML
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- ../../../deploy/overlays/plain-certs
-images:
-- name: policyattachment/webhook
-  newName: $IMAGE_NAME
-  newTag: $IMAGE_TAG
-YAML
-kubectl apply -k "$overlay"
-kubectl -n policyattachment-system rollout status deployment/policyattachment-webhook --timeout=180s
+deploy_webhook plain-certs "$IMAGE_NAME" "$IMAGE_TAG"
 
 step "running the e2e suite against the Deployment"
-E2E_DEPLOYED=1 go test -tags e2e -count=1 ./test/e2e/ -v ${E2E_RUN:+-run "$E2E_RUN"}
+run_suite
 step "passed"

@@ -98,7 +98,10 @@ func expectDenied(t *testing.T, cl client.Client, obj *unstructured.Unstructured
 		}
 		return nil
 	})
-	require.Equal(t, want, createErr(cl, obj))
+	got := createErr(cl, obj)
+	require.Equal(t, want, got)
+	// The whole text as the client received it, for the record (-v prints it).
+	t.Logf("%s %s: %s", obj.GetKind(), obj.GetName(), got)
 }
 
 // webhook stops, kills or starts the webhook: through the local harness's control

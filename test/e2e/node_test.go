@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestMissingPermissionKeepsReadinessDown runs where the webhook is deployed with the shipped
@@ -152,43 +153,82 @@ func TestRollingRestartDropsNoReview(t *testing.T) {
 	require.NoError(t, err)
 	const ns = "policyattachment-system"
 	waitReady(t, cs, ns, 2, 90*time.Second)
-	apply(t, cl, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "e2e-drill"}}})
-	const services = 10
-	for i := 0; i < services; i++ {
-		svc := fmt.Sprintf("rolling-%d", i)
-		apply(t, cl, drillService(svc))
-		apply(t, cl, drillPolicy(svc+"-first", svc))
-	}
-
 	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
 	require.NoError(t, err)
 	generation := d.Generation
-	outcomes := map[string]int{}
-	var admitted []string
 	if d.Spec.Template.Annotations == nil {
 		d.Spec.Template.Annotations = map[string]string{}
 	}
 	d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
 	_, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
 	require.NoError(t, err)
-
-	// Apply until the rollout has finished and a few seconds more.
 	rolledOut := func() bool {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
 		require.NoError(t, err)
 		return d.Status.ObservedGeneration > generation && d.Status.UpdatedReplicas == 2 &&
 			d.Status.ReadyReplicas == 2 && d.Status.Replicas == 2
 	}
+	conflictLoop(t, cl, "rolling", "the rolling restart", rolledOut)
+}
+
+// TestDeletedPodDropsNoReview deletes one of the two replicas (gracefully, as a drain or an
+// eviction does) during the loop: the other answers meanwhile.
+func TestDeletedPodDropsNoReview(t *testing.T) {
+	if os.Getenv("E2E_DEPLOYED") == "" {
+		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
+	}
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "policyattachment-system"
+	waitReady(t, cs, ns, 2, 90*time.Second)
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+	require.NoError(t, err)
+	victim := pods.Items[0].Name
+	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, victim, metav1.DeleteOptions{}))
+	replaced := func() bool {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+		require.NoError(t, err)
+		ready := 0
+		for i := range pods.Items {
+			if pods.Items[i].Name == victim {
+				return false // still terminating
+			}
+			if podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		return ready == 2
+	}
+	conflictLoop(t, cl, "deleted", "the deletion of pod "+victim, replaced)
+}
+
+// conflictLoop creates, one after another, policies that conflict with stored ones, until
+// done has held for three seconds (checked every twenty writes), and requires that every
+// one was answered and denied.
+func conflictLoop(t *testing.T, cl client.Client, prefix, during string, done func() bool) {
+	t.Helper()
+	ctx := context.Background()
+	apply(t, cl, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "e2e-drill"}}})
+	const services = 10
+	for i := 0; i < services; i++ {
+		svc := fmt.Sprintf("%s-%d", prefix, i)
+		apply(t, cl, drillService(svc))
+		apply(t, cl, drillPolicy(svc+"-first", svc))
+	}
+	outcomes := map[string]int{}
+	var admitted []string
 	var after time.Time
 	deadline := time.Now().Add(3 * time.Minute)
 	for i := 0; time.Now().Before(deadline); i++ {
-		if after.IsZero() && i%20 == 0 && rolledOut() {
+		if after.IsZero() && i%20 == 0 && done() {
 			after = time.Now().Add(3 * time.Second)
 		}
 		if !after.IsZero() && time.Now().After(after) {
 			break
 		}
-		svc := fmt.Sprintf("rolling-%d", i%services)
+		svc := fmt.Sprintf("%s-%d", prefix, i%services)
 		name := fmt.Sprintf("%s-attempt-%d", svc, i)
 		err := cl.Create(ctx, drillPolicy(name, svc))
 		switch {
@@ -201,8 +241,8 @@ func TestRollingRestartDropsNoReview(t *testing.T) {
 			outcomes["other: "+err.Error()]++
 		}
 	}
-	require.False(t, after.IsZero(), "the rollout did not finish in 3 minutes")
-	t.Logf("outcomes during the rolling restart: %v", outcomes)
+	require.False(t, after.IsZero(), "%s did not finish in 3 minutes", during)
+	t.Logf("outcomes during %s: %v", during, outcomes)
 	require.Empty(t, admitted, "a conflicting policy was admitted")
 	require.Equal(t, []string{"denied: Conflicted"}, slices.Collect(maps.Keys(outcomes)), "every review answered and every conflict denied")
 }
