@@ -141,3 +141,18 @@ func TestReviewObjectKeepsWhatHandlersRead(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"object": {"kind": "ColorPolicy"}}`), &in))
 	assert.Equal(t, map[string]any{"kind": "ColorPolicy"}, in.Object.generic(), "no metadata: none made up")
 }
+
+// While the process shuts down, every answer closes its connection, so the API server does
+// not reuse one that is about to be closed under it.
+func TestDrainingClosesConnections(t *testing.T) {
+	store := clusterstate.NewStore(kinds.BuiltinKindTable(), index.New())
+	h := closeWhenDraining(store, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	serve := func() *http.Response {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, PathValidate, nil))
+		return rec.Result()
+	}
+	assert.Empty(t, serve().Header.Get("Connection"), "serving: keep-alive")
+	store.SetDraining()
+	assert.Equal(t, "close", serve().Header.Get("Connection"))
+}

@@ -111,11 +111,24 @@ func newHooks(opts *Options) webhook.Server {
 
 // register serves the reviews, the probes and the metrics on hooks.
 func register(hooks webhook.Server, store *clusterstate.Store, v *Validator) {
-	hooks.Register(PathValidate, reviewHandler("validate", v))
-	hooks.Register(PathMutate, reviewHandler("mutate", &Mutator{Store: store}))
+	hooks.Register(PathValidate, closeWhenDraining(store, reviewHandler("validate", v)))
+	hooks.Register(PathMutate, closeWhenDraining(store, reviewHandler("mutate", &Mutator{Store: store})))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, readyz(store))
 	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+}
+
+// closeWhenDraining answers a review as usual, but while the process shuts down it closes
+// the connection after the answer: the API server's next review then dials anew, and
+// finds the replicas still ready, instead of reusing a connection this one is about to
+// close (a POST on a closed connection fails, and with failurePolicy Fail so does the write).
+func closeWhenDraining(store *clusterstate.Store, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if store.Draining() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // readyz answers 200 only once every kind the rules read has been listed (before that, a

@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -245,4 +248,41 @@ func conflictLoop(t *testing.T, cl client.Client, prefix, during string, done fu
 	t.Logf("outcomes during %s: %v", during, outcomes)
 	require.Empty(t, admitted, "a conflicting policy was admitted")
 	require.Equal(t, []string{"denied: Conflicted"}, slices.Collect(maps.Keys(outcomes)), "every review answered and every conflict denied")
+}
+
+// TestDisruptionBudgetKeepsOneReplica evicts both replicas at once, as a node drain does: the
+// PodDisruptionBudget (minAvailable 1) admits the first eviction and refuses the second until
+// a replacement is ready. (Topology spread is ScheduleAnyway: on this one node both replicas
+// share it, as documented.)
+func TestDisruptionBudgetKeepsOneReplica(t *testing.T) {
+	if os.Getenv("E2E_DEPLOYED") == "" {
+		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
+	}
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	const ns = "policyattachment-system"
+	waitReady(t, cs, ns, 2, 90*time.Second)
+	// The disruption controller counts the healthy replicas a moment after they turn ready.
+	eventuallyWithin(t, 30*time.Second, func() error {
+		pdb, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pdb.Status.DisruptionsAllowed != 1 {
+			return fmt.Errorf("%d disruptions allowed, want 1", pdb.Status.DisruptionsAllowed)
+		}
+		return nil
+	})
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 2)
+	evict := func(name string) error {
+		return cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
+	}
+	require.NoError(t, evict(pods.Items[0].Name), "the first eviction")
+	err = evict(pods.Items[1].Name)
+	require.Error(t, err, "the second eviction, with the first replica gone")
+	assert.True(t, apierrors.IsTooManyRequests(err), "refused by the disruption budget: %v", err)
+	waitReady(t, cs, ns, 2, 90*time.Second)
 }
