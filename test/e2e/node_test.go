@@ -29,13 +29,9 @@ import (
 // does. (With failurePolicy Fail, the other replica keeps serving meanwhile: here both are
 // restarted, as after an upgrade that shipped a bad ClusterRole.)
 func TestMissingPermissionKeepsReadinessDown(t *testing.T) {
-	if os.Getenv("E2E_DEPLOYED") == "" {
-		t.Skip("needs the webhook deployed with its ClusterRole (make e2e-node)")
-	}
+	_, cs := deployed(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	const ns, role = "policyattachment-system", "policyattachment-webhook"
+	const role = "policyattachment-webhook"
 	original, err := cs.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
 	require.NoError(t, err)
 	defer func() {
@@ -77,6 +73,23 @@ func TestMissingPermissionKeepsReadinessDown(t *testing.T) {
 	for _, p := range pods.Items {
 		require.False(t, podReady(&p), "pod %s turned ready without list on colorpolicies", p.Name)
 	}
+}
+
+// ns is the webhook's namespace in the shipped manifests.
+const ns = "policyattachment-system"
+
+// deployed skips a test unless the webhook runs as the shipped Deployment (E2E_DEPLOYED=1,
+// set by make e2e-node and make e2e-kind), waits for both replicas, and returns clients.
+func deployed(t *testing.T) (client.Client, kubernetes.Interface) {
+	t.Helper()
+	if os.Getenv("E2E_DEPLOYED") == "" {
+		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
+	}
+	cl, _ := newClient(t)
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	waitReady(t, cs, ns, 2, 90*time.Second)
+	return cl, cs
 }
 
 func restartWebhookPods(t *testing.T, cs kubernetes.Interface, ns string) {
@@ -147,15 +160,8 @@ func webhookLogs(t *testing.T, cs kubernetes.Interface, ns string) string {
 // the endpoints follow within the loop's pace even without --shutdown-delay; the delay is
 // for API servers whose view of the endpoints lags more.)
 func TestRollingRestartDropsNoReview(t *testing.T) {
-	if os.Getenv("E2E_DEPLOYED") == "" {
-		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
-	}
-	cl, _ := newClient(t)
+	cl, cs := deployed(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	const ns = "policyattachment-system"
-	waitReady(t, cs, ns, 2, 90*time.Second)
 	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
 	require.NoError(t, err)
 	generation := d.Generation
@@ -177,15 +183,8 @@ func TestRollingRestartDropsNoReview(t *testing.T) {
 // TestDeletedPodDropsNoReview deletes one of the two replicas (gracefully, as a drain or an
 // eviction does) during the loop: the other answers meanwhile.
 func TestDeletedPodDropsNoReview(t *testing.T) {
-	if os.Getenv("E2E_DEPLOYED") == "" {
-		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
-	}
-	cl, _ := newClient(t)
+	cl, cs := deployed(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	const ns = "policyattachment-system"
-	waitReady(t, cs, ns, 2, 90*time.Second)
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
 	require.NoError(t, err)
 	victim := pods.Items[0].Name
@@ -255,14 +254,8 @@ func conflictLoop(t *testing.T, cl client.Client, prefix, during string, done fu
 // a replacement is ready. (Topology spread is ScheduleAnyway: on this one node both replicas
 // share it, as documented.)
 func TestDisruptionBudgetKeepsOneReplica(t *testing.T) {
-	if os.Getenv("E2E_DEPLOYED") == "" {
-		t.Skip("needs the webhook deployed as a Deployment (make e2e-node)")
-	}
+	_, cs := deployed(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	const ns = "policyattachment-system"
-	waitReady(t, cs, ns, 2, 90*time.Second)
 	// The disruption controller counts the healthy replicas a moment after they turn ready.
 	eventuallyWithin(t, 30*time.Second, func() error {
 		pdb, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
