@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 
 CLUSTER="${CLUSTER:-policyattachment-e2e}"
-IMAGE_NAME=docker.io/policyattachment/webhook
+IMAGE_NAME=policyattachment/webhook
 IMAGE_TAG=e2e-kind
 CERT_MANAGER_VERSION="${CERT_MANAGER_VERSION:-v1.21.2}"
 KUBECONFIG_FILE="$(mktemp)"
@@ -45,8 +45,7 @@ overlay=plain-certs
 if [ -n "${CERT_MANAGER:-}" ]; then
   overlay=cert-manager
   step "installing cert-manager $CERT_MANAGER_VERSION"
-  kubectl apply -f "https://github.com/cert-manager/cert-manager/releases/download/$CERT_MANAGER_VERSION/cert-manager.yaml"
-  kubectl -n cert-manager wait --for=condition=Available deployment --all --timeout=300s
+  install_cert_manager "https://github.com/cert-manager/cert-manager/releases/download/$CERT_MANAGER_VERSION/cert-manager.yaml"
 fi
 
 step "deploying the webhook ($overlay overlay), the image set by kustomize"

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # make e2e-node: the e2e suite (test/e2e) against the webhook installed the way users install
 # it, on a real one-node cluster on this machine (hack/realnode.sh): the image from
-# `make image-tar`, the Gateway API and test CRDs, `kubectl apply -k deploy/overlays/plain-certs`
-# through an overlay that changes only the image, the shipped ServiceAccount, ClusterRole,
-# Deployment, Service and webhook configurations. Needs root; installs the Debian packages the
-# node needs when they are missing. Always tears the node down, even on failure.
+# `make image-tar`, the Gateway API and test CRDs, the shipped ServiceAccount, ClusterRole,
+# Deployment, Service and webhook configurations through an overlay that changes only the
+# image. Each overlay in turn: `kubectl apply -k deploy/overlays/plain-certs`, the suite, the
+# README's uninstall; then cert-manager (hack/cert-manager.sh: built from its Go module, its
+# release manifest rendered from its chart), `kubectl apply -k deploy/overlays/cert-manager`,
+# the suite again (with a forced renewal). Needs root; installs the Debian packages the node
+# needs when they are missing. Always tears the node down, even on failure.
 #
-#   hack/e2e-node.sh              everything, timed
-#   KEEP_NODE=1 hack/e2e-node.sh  leave the node running (hack/realnode.sh down --purge stops it)
+#   hack/e2e-node.sh                        everything, timed
+#   OVERLAYS=plain-certs hack/e2e-node.sh   one overlay (plain-certs, cert-manager or both)
+#   E2E_RUN=Renewal hack/e2e-node.sh        only the tests matching a go test -run pattern
+#   KEEP_NODE=1 hack/e2e-node.sh            leave the node running (hack/realnode.sh down --purge stops it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
@@ -28,8 +33,13 @@ step "building the control plane and the node (cached outside the checkout)"
 CONTROL_PLANE="$(bash hack/control-plane.sh)"
 NODE_BIN="$(bash hack/node-binaries.sh)"
 export CONTROL_PLANE NODE_BIN PATH="$CONTROL_PLANE:$PATH"
+OVERLAYS="${OVERLAYS:-plain-certs cert-manager}"
+case " $OVERLAYS " in *" cert-manager "*)
+  step "building cert-manager and rendering its manifest (cached outside the checkout)"
+  CERT_MANAGER="$(bash hack/cert-manager.sh)";;
+esac
 
-IMAGE_NAME=docker.io/policyattachment/webhook
+IMAGE_NAME=policyattachment/webhook
 IMAGE_TAG=e2e-node
 step "building the image $IMAGE_NAME:$IMAGE_TAG (make image-tar)"
 make --no-print-directory image-tar IMAGE="$IMAGE_NAME:$IMAGE_TAG"
@@ -55,9 +65,21 @@ bash hack/realnode.sh import bin/webhook-image.tar
 step "installing the Gateway API CRDs and the test policy CRDs"
 install_crds
 
-step "deploying the webhook: deploy/overlays/plain-certs, the image set by kustomize"
-deploy_webhook plain-certs "$IMAGE_NAME" "$IMAGE_TAG"
-
-step "running the e2e suite against the Deployment"
-run_suite
+previous=
+for overlay in $OVERLAYS; do
+  if [ -n "$previous" ]; then
+    step "uninstalling the $previous overlay as the README says (webhook configurations first)"
+    undeploy_webhook "$previous"
+  fi
+  if [ "$overlay" = cert-manager ]; then
+    step "installing cert-manager: its images, then its manifest as its documentation says"
+    bash hack/realnode.sh import "$CERT_MANAGER"/images/*.tar
+    install_cert_manager "$CERT_MANAGER/cert-manager.yaml"
+  fi
+  step "deploying the webhook: deploy/overlays/$overlay, the image set by kustomize"
+  deploy_webhook "$overlay" "$IMAGE_NAME" "$IMAGE_TAG"
+  step "running the e2e suite against the Deployment ($overlay)"
+  run_suite
+  previous=$overlay
+done
 step "passed"

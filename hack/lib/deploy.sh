@@ -31,6 +31,46 @@ images:
 YAML
   kubectl apply -k "$dir"
   kubectl -n policyattachment-system rollout status deployment/policyattachment-webhook --timeout=180s
+  # With cert-manager, cainjector fills the caBundles a moment after the configurations exist;
+  # until then the API server cannot call the webhook, and validation fails closed.
+  local kind
+  for kind in validatingwebhookconfiguration mutatingwebhookconfiguration; do
+    wait_for "the caBundle of $kind policyattachment" 120 \
+      sh -c "[ -n \"\$(kubectl get $kind policyattachment -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" ]"
+  done
+}
+
+# undeploy_webhook OVERLAY: the README's uninstall: the webhook configurations first, so the
+# API server never calls a webhook that is gone, then the rest, waiting until it is gone.
+undeploy_webhook() {
+  kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration policyattachment --ignore-not-found
+  kubectl delete -k "$REPO/.local/deploy-$1" --ignore-not-found --wait --timeout=180s
+}
+
+# install_cert_manager MANIFEST: cert-manager's static manifest (a file or a URL), applied as
+# its documentation says, then what `cmctl check api` checks: its webhook answers, so the
+# overlay's Issuers and Certificates are accepted.
+install_cert_manager() {
+  kubectl apply -f "$1" >/dev/null
+  kubectl -n cert-manager wait --for=condition=Available deployment --all --timeout=300s
+  wait_for "cert-manager's webhook admits an Issuer (dry run)" 120 sh -c 'kubectl apply --dry-run=server -f - <<YAML
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: check-api, namespace: default}
+spec: {selfSigned: {}}
+YAML'
+}
+
+# wait_for WHAT SECONDS CMD...: CMD until it succeeds, at most SECONDS times a second apart.
+wait_for() {
+  local what="$1" n="$2" i; shift 2
+  for ((i = 0; i < n; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 1
+  done
+  echo "gave up waiting for $what; last attempt:" >&2
+  "$@" >&2 || true
+  return 1
 }
 
 # run_suite: test/e2e against the deployed webhook, its Deployment drills included.

@@ -119,10 +119,6 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 // words, long before the API server's timeout (timeoutSeconds: 5) would answer instead.
 func TestSlowReviewAnswersBeforeTheAPIServerTimeout(t *testing.T) {
 	restartWebhookWith(t, "--review-timeout=1ns") // every review misses its deadline
-	defer func() {
-		webhook(t, "stop")
-		webhook(t, "start")
-	}()
 	cl, _ := newClient(t)
 	apply(t, cl, load(t, "topology.yaml")...)
 	policy := load(t, "warning.yaml")[0]

@@ -162,13 +162,15 @@ func webhook(t *testing.T, action string) {
 	})
 }
 
-// restartWebhookWith restarts the local harness's webhook with extra flags; without the
-// harness (a real cluster) the test is skipped, as flags live in the Deployment there.
+// restartWebhookWith restarts the webhook with extra flags, and with its own flags again
+// when the test ends: the local harness's process, or the Deployment's container args (a
+// rollout, waited for until no replica with the other flags is left).
 func restartWebhookWith(t *testing.T, flags ...string) {
 	t.Helper()
 	url := os.Getenv("E2E_WEBHOOK_CONTROL")
 	if url == "" {
-		t.Skip("needs the local harness (make e2e) to restart the webhook with other flags")
+		withDeploymentArgs(t, flags...)
+		return
 	}
 	webhook(t, "stop")
 	q := neturl.Values{"arg": flags}
@@ -176,4 +178,8 @@ func restartWebhookWith(t *testing.T, flags ...string) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	t.Cleanup(func() {
+		webhook(t, "stop")
+		webhook(t, "start")
+	})
 }

@@ -279,3 +279,43 @@ func TestDisruptionBudgetKeepsOneReplica(t *testing.T) {
 	assert.True(t, apierrors.IsTooManyRequests(err), "refused by the disruption budget: %v", err)
 	waitReady(t, cs, ns, 2, 90*time.Second)
 }
+
+// withDeploymentArgs rolls the Deployment out with extra args for the webhook container, and
+// back when the test ends. Either way it waits until only replicas of the new template are
+// left: a terminating replica still answers reviews during --shutdown-delay.
+func withDeploymentArgs(t *testing.T, args ...string) {
+	t.Helper()
+	_, cs := deployed(t)
+	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), "policyattachment-webhook", metav1.GetOptions{})
+	require.NoError(t, err)
+	original := slices.Clone(d.Spec.Template.Spec.Containers[0].Args)
+	rollOut(t, cs, append(slices.Clone(original), args...))
+	t.Cleanup(func() { rollOut(t, cs, original) })
+}
+
+func rollOut(t *testing.T, cs kubernetes.Interface, args []string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
+	require.NoError(t, err)
+	d.Spec.Template.Spec.Containers[0].Args = args
+	d, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	eventuallyWithin(t, 3*time.Minute, func() error {
+		current, err := cs.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s := current.Status; s.ObservedGeneration < d.Generation || s.UpdatedReplicas != 2 || s.ReadyReplicas != 2 || s.Replicas != 2 {
+			return fmt.Errorf("rollout of generation %d: %+v", d.Generation, s)
+		}
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+		if err != nil {
+			return err
+		}
+		if n := len(pods.Items); n != 2 {
+			return fmt.Errorf("%d pods, want 2 (old replicas still terminating)", n)
+		}
+		return nil
+	})
+}
