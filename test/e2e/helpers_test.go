@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +33,9 @@ const denied = `admission webhook "validate.policyattachment.io" denied the requ
 var cfg *rest.Config
 
 func TestMain(m *testing.M) {
+	// controller-runtime's clients log nothing the suite reads; without a logger they print
+	// a stack trace instead.
+	ctrl.SetLogger(logr.Discard())
 	var err error
 	if cfg, err = ctrl.GetConfig(); err != nil {
 		fmt.Println("e2e: no cluster:", err)
