@@ -122,7 +122,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 			"DENIED  ColorPolicy default/bad (CREATE, " + dir + "/a.yaml document 2)",
 			"    spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `defaults`; a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides`",
 			"ALLOWED ColorPolicy default/good (CREATE, " + dir + "/a.yaml document 3)",
-			"    impact: Atomic defaults on Gateway default/gw: reaches no paths yet",
+			"    impact: Atomic defaults on Gateway default/gw: reaches no paths yet (predicted at admission)",
 			"2 policies checked: 1 allowed, 1 denied",
 		}, "\n")+"\n", out)
 	})

@@ -51,7 +51,7 @@ func TestDeletionWarnings(t *testing.T) {
 	// it is described, not named, unless the settings allow names.
 	assert.Equal(t, []string{"DeleteImpact: deleting ReferenceGrant infra/colors withdraws the cross-namespace reference 1 accepted policy relies on: a ColorPolicy in namespace \"app\"; controllers may stop enforcing it and the next update of it will be denied"}, resp.Warnings)
 
-	store.UseConfig(&rules.Config{Messages: validation.Messages{NamesFromOtherNamespaces: true}})
+	store.UseConfig(&rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true}})
 	resp = v.Handle(context.Background(), deleteReview(t, "gateway.networking.k8s.io", "ReferenceGrant", "infra", "colors", `{
 		"apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant", "metadata": {"name": "colors", "namespace": "infra"},
 		"spec": {"from": [{"group": "policies.controller.io", "kind": "ColorPolicy", "namespace": "app"}], "to": [{"group": "gateway.networking.k8s.io", "kind": "Gateway"}]}}`))

@@ -50,14 +50,14 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if p.Namespace == "" && row.Scope == kinds.Namespaced {
 		p.Namespace = req.Namespace
 	}
-	im := m.Store.Predict(p).ForAnnotation()
+	im, summary := m.Store.Predict(p)
 	value, err := json.Marshal(im)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	return admission.Patched("", annotationPatch(obj, map[string]string{
 		impact.AnnotationImpact:        string(value),
-		impact.AnnotationImpactSummary: im.Summary(p),
+		impact.AnnotationImpactSummary: summary,
 	})...)
 }
 

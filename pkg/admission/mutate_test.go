@@ -42,11 +42,11 @@ func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 		assert.Equal(t, "add", p.Operation)
 		got[p.Path] = p.Value
 	}
-	assert.Equal(t, "Atomic defaults on Gateway app/gw: enforced on 1 of 1 path", got["/metadata/annotations/policyattachment.io~1impact-summary"])
+	assert.Equal(t, "Atomic defaults on Gateway app/gw: enforced on 1 of 1 path (predicted at admission)", got["/metadata/annotations/policyattachment.io~1impact-summary"])
 	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(got["/metadata/annotations/policyattachment.io~1impact"].(string)), &im))
-	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{},
-		ObservedAt: "2026-01-02T03:04:05Z"}, im)
+	// No observedAt: the prediction rests on no stored policy (and the clock is not read).
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{}}, im)
 
 	again := m.Handle(context.Background(), req)
 	assert.Equal(t, resp.Patches, again.Patches, "re-invocation against the same state yields the same patch")
@@ -59,4 +59,53 @@ func TestMutatorLeavesOthersAlone(t *testing.T) {
 	assert.Empty(t, resp.Patches)
 	del := review(t, admissionv1.Delete, "policies.controller.io", "ColorPolicy", `{"metadata": {"name": "p"}}`)
 	assert.Empty(t, m.Handle(context.Background(), del).Patches)
+}
+
+// TestMutationIsStable: the patch is a function of the object and the state that matters to
+// it. Two replicas whose stores differ in unrelated objects, and in when each last changed,
+// write the same annotations, so a GitOps tool's dry-run apply of an unchanged policy finds
+// no drift.
+func TestMutationIsStable(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	related := []string{
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "app"},
+		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}`,
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r1", "namespace": "app"},
+		  "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "b1", "port": 80}]}]}}`,
+		`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		  "metadata": {"name": "gw-override", "namespace": "app", "creationTimestamp": "2026-01-01T00:00:00Z"},
+		  "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}], "overrides": {"color": "red"}}}`,
+	}
+	unrelated := []string{
+		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "other", "namespace": "web"},
+		  "spec": {"listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}`,
+		`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		  "metadata": {"name": "elsewhere", "namespace": "web", "creationTimestamp": "2026-03-01T00:00:00Z"},
+		  "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "other"}], "color": "blue"}}`,
+	}
+	replica := func(at time.Time, objects ...string) *Mutator {
+		store := readyStore(table, index.New())
+		store.SetClock(func() time.Time { return at })
+		for _, obj := range objects {
+			o := decodeJSON(t, obj)
+			store.Upsert(groupKindOfJSON(o), o)
+		}
+		return &Mutator{Store: store}
+	}
+	a := replica(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), related...)
+	b := replica(time.Date(2026, 5, 2, 7, 0, 0, 0, time.UTC), append(append([]string{}, unrelated...), related...)...)
+	req := review(t, admissionv1.Update, "policies.controller.io", "ColorPolicy", `{
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": {"name": "p", "namespace": "app", "creationTimestamp": "2026-02-01T00:00:00Z"},
+		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r1"}], "defaults": {"color": "green"}}}`)
+
+	fromA, fromB := a.Handle(context.Background(), req), b.Handle(context.Background(), req)
+	require.True(t, fromA.Allowed)
+	require.Len(t, fromA.Patches, 1)
+	assert.Equal(t, fromA.Patches, fromB.Patches)
+	assert.Equal(t, map[string]any{
+		impact.AnnotationImpact:        `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,"overrides":[],"overriddenBy":["app/gw-override"],"observedAt":"2026-02-01T00:00:00Z"}`,
+		impact.AnnotationImpactSummary: "Atomic defaults on HTTPRoute app/r1: enforced on 0 of 1 path, overridden on 1 by app/gw-override (predicted at admission)",
+	}, fromA.Patches[0].Value)
+	assert.Equal(t, fromA.Patches, a.Handle(context.Background(), req).Patches, "the same replica, asked again")
 }

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -80,23 +82,52 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			"policy attachment review of %s %s/%s did not finish within %s (--review-timeout): the write was not checked, so it is refused; retry, and if it persists see the webhook's log and policyattachment_live_read_errors_total",
 			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, timeout))
 	}
-	recordRelaxed(ctx, rreq.Policy, verdict)
+	recordRelaxed(rreq.Policy, verdict)
+	logVerdict(ctx, req, rreq.Policy, verdict)
 	return Response(gk, rreq, verdict)
 }
 
 var errNotReady = fmt.Errorf("the policy attachment webhook is starting and has not read the cluster's policies yet, so it cannot judge this write; retry in a few seconds")
 
-// recordRelaxed counts the denials an enforcement mode admitted, and logs the DryRun ones:
-// nobody else sees them.
-func recordRelaxed(ctx context.Context, p *policy.Policy, verdict rules.Verdict) {
+// recordRelaxed counts the denials an enforcement mode admitted.
+func recordRelaxed(p *policy.Policy, verdict rules.Verdict) {
 	for _, r := range verdict.Relaxed {
-		reason := validation.ReasonOf(r.Error)
-		relaxedTotal.WithLabelValues(string(r.Mode), reason, p.Row.Kind).Inc()
-		if r.Mode == rules.DryRun {
-			logf.FromContext(ctx).Info("denial admitted by DryRun enforcement", "reason", reason,
-				"kind", p.Row.Kind, "namespace", p.Namespace, "name", p.Name, "field", r.Error.Field, "denial", r.Error.Error())
+		relaxedTotal.WithLabelValues(string(r.Mode), validation.ReasonOf(r.Error), p.Row.Kind).Inc()
+	}
+}
+
+// logVerdict logs, once per review, a write the rules found fault with: denied, or admitted
+// by an enforcement mode (for DryRun, nobody else ever sees the finding). Who asked is part
+// of the line, as data; metrics never carry it. The denials are worded for the requester,
+// so the log reveals no more of other namespaces than the requester was told. A clean
+// review logs nothing.
+func logVerdict(ctx context.Context, req admission.Request, p *policy.Policy, verdict rules.Verdict) {
+	if verdict.Allowed() && len(verdict.Relaxed) == 0 {
+		return
+	}
+	msg, found := "denied", verdict.Denials
+	var modes []string
+	if verdict.Allowed() {
+		msg, found = "admitted despite denials, by enforcement mode", make(field.ErrorList, 0, len(verdict.Relaxed))
+		for _, r := range verdict.Relaxed {
+			found = append(found, r.Error)
+			modes = append(modes, string(r.Mode))
 		}
 	}
+	reasons := make([]string, 0, len(found))
+	denials := make([]string, 0, len(found))
+	for _, e := range found {
+		if reason := validation.ReasonOf(e); !slices.Contains(reasons, reason) {
+			reasons = append(reasons, reason)
+		}
+		denials = append(denials, e.Error())
+	}
+	kv := []any{"uid", req.UID, "operation", req.Operation, "kind", p.Row.Kind, "namespace", p.Namespace, "name", p.Name,
+		"user", req.UserInfo.Username, "dryRun", req.DryRun != nil && *req.DryRun, "reasons", reasons}
+	if modes != nil {
+		kv = append(kv, "modes", modes)
+	}
+	logf.FromContext(ctx).Info(msg, append(kv, "denials", denials)...)
 }
 
 // checkRequest rejects a review that carries no request: answering "allowed" to an empty

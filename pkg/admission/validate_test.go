@@ -8,13 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/policyattachment/webhook/pkg/clusterstate"
@@ -180,4 +183,39 @@ func TestValidatorReviewDeadline(t *testing.T) {
 
 	other := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", btls("next"))
 	assert.True(t, v.Handle(context.Background(), other).Allowed, "the deadline is per review")
+}
+
+// TestValidatorLogsWhoWasDenied: each denied or relaxed review is logged once, with who
+// asked and why; a clean one is not logged at all.
+func TestValidatorLogsWhoWasDenied(t *testing.T) {
+	badRef := `{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "p", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "b1"}], "color": "red"}}`
+	clean := `{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": "p", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}], "color": "red"}}`
+	denial := `spec.targetRefs[0].kind: Unsupported value: \"Service\": InvalidTargetRef: supported values: \"gateway.networking.k8s.io/Gateway\", \"gateway.networking.k8s.io/HTTPRoute\"`
+	cases := map[string]struct {
+		mode   rules.Mode
+		object string
+		want   []string
+	}{
+		"denied": {object: badRef, want: []string{
+			`"level"=0 "msg"="denied" "uid"="1" "operation"="CREATE" "kind"="ColorPolicy" "namespace"="app" "name"="p" "user"="alice@example.com" "dryRun"=false "reasons"=["InvalidTargetRef"] "denials"=["` + denial + `"]`}},
+		"admitted by DryRun": {mode: rules.DryRun, object: badRef, want: []string{
+			`"level"=0 "msg"="admitted despite denials, by enforcement mode" "uid"="1" "operation"="CREATE" "kind"="ColorPolicy" "namespace"="app" "name"="p" "user"="alice@example.com" "dryRun"=false "reasons"=["InvalidTargetRef"] "modes"=["DryRun"] "denials"=["` + denial + `"]`}},
+		"clean": {object: clean},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var lines []string
+			ctx := logf.IntoContext(context.Background(), funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{}))
+			v := validator(index.New())
+			if tc.mode != "" {
+				v.Store.UseConfig(&rules.Config{Enforcement: rules.Enforcement{Default: tc.mode}})
+			}
+			req := review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", tc.object)
+			req.UserInfo = authenticationv1.UserInfo{Username: "alice@example.com", Groups: []string{"team-a"}}
+			v.Handle(ctx, req)
+			assert.Equal(t, tc.want, lines)
+		})
+	}
 }

@@ -101,7 +101,7 @@ func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 			res.Warnings = []string{}
 		}
 		if v.Allowed() {
-			annotate(res.Annotations, snap, snap.PutPolicy(p))
+			annotate(res.Annotations, snap, snap.PutPolicy(p), config.MessagesOrNil())
 			report.Summary.Allowed++
 			if len(v.Relaxed) > 0 {
 				report.Summary.Relaxed++
@@ -219,16 +219,14 @@ func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
 }
 
 // annotate predicts the impact of a just-admitted policy, as the mutating webhook writes it.
-// observedAt is the policy's creationTimestamp, the moment of its admission.
-func annotate(annotations map[string]string, snap *index.Snapshot, p *policy.Policy) {
-	im := impact.Of(snap, p, nil).ForAnnotation()
-	im.ObservedAt = p.Created.UTC().Format(time.RFC3339)
+func annotate(annotations map[string]string, snap *index.Snapshot, p *policy.Policy, msgs *validation.Messages) {
+	im := impact.Of(snap, p, nil).ForAnnotation(p, msgs)
 	data, err := json.Marshal(im)
 	if err != nil {
 		return // an Impact always marshals; nothing to annotate otherwise
 	}
 	annotations[impact.AnnotationImpact] = string(data)
-	annotations[impact.AnnotationImpactSummary] = im.Summary(p)
+	annotations[impact.AnnotationImpactSummary] = im.AnnotatedSummary(p, msgs)
 }
 
 func denials(errs field.ErrorList) []Denial {

@@ -241,13 +241,15 @@ func (s *Store) ExpireReservations() int {
 	return n
 }
 
-// Predict computes the impact p would have if stored now, without storing it.
-func (s *Store) Predict(p *policy.Policy) impact.Impact {
+// Predict computes the impact p would have if stored now, without storing it, and its
+// one-sentence summary, as the mutating webhook writes them (impact.Impact.ForAnnotation,
+// impact.Impact.AnnotatedSummary).
+func (s *Store) Predict(p *policy.Policy) (impact.Impact, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	msgs := s.messages()
 	im := impact.Of(topology.WithPolicy(s.snap, p), p, nil)
-	im.ObservedAt = s.changedAt.UTC().Format(time.RFC3339)
-	return im
+	return im.ForAnnotation(p, msgs), im.AnnotatedSummary(p, msgs)
 }
 
 // MarkDeleting records that this webhook admitted the DELETE of a policy.
@@ -333,11 +335,15 @@ func (s *Store) DeletionWarning(gk schema.GroupKind, namespace, name string) str
 func (s *Store) GrantDeletionWarning(g *gatewayv1.ReferenceGrant) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var msgs *validation.Messages
-	if s.config != nil {
-		msgs = &s.config.Messages
+	return impact.GrantDeletionWarning(s.snap, s.table, s.messages(), g)
+}
+
+// messages is the configured Messages (nil: the defaults); the caller holds the lock.
+func (s *Store) messages() *validation.Messages {
+	if s.config == nil {
+		return nil
 	}
-	return impact.GrantDeletionWarning(s.snap, s.table, msgs, g)
+	return &s.config.Messages
 }
 
 // auditChunk is how many policies an audit judges per read lock, so reviews (which take

@@ -174,7 +174,7 @@ func LoadConfig(data []byte, source string, table *kinds.KindTable) (*Config, er
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && !f.Messages.NamesFromOtherNamespaces {
+	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) {
 		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `enforcement` or `messages`", source)
 	}
 	if err := f.Config.Validate(); err != nil {
@@ -187,6 +187,14 @@ func LoadConfig(data []byte, source string, table *kinds.KindTable) (*Config, er
 	}
 	s := f.Config
 	return &s, nil
+}
+
+// MessagesOrNil is the configured Messages, nil (the defaults) for a nil Config.
+func (s *Config) MessagesOrNil() *validation.Messages {
+	if s == nil {
+		return nil
+	}
+	return &s.Messages
 }
 
 // Relaxes reports whether any denial could be enforced other than Deny.

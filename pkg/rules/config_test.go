@@ -185,17 +185,18 @@ spec:
   overrides: {color: blue}
 `
 	cases := map[string]struct {
-		settings *rules.Config
-		named    string
+		settings     *rules.Config
+		named, value string
 	}{
-		"hidden by default":     {named: `a ColorPolicy in namespace "web"`},
-		"named when configured": {settings: &rules.Config{Messages: validation.Messages{NamesFromOtherNamespaces: true}}, named: "ColorPolicy web/secret-team-policy"},
+		"hidden by default": {named: `a ColorPolicy in namespace "web"`, value: "a different value"},
+		"revealed when configured": {settings: &rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true}},
+			named: "ColorPolicy web/secret-team-policy", value: `{"color":"red"}`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: rulestest.PolicyOf(t, table, policy), Config: tc.settings}, snap)
 			want := field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
-				tc.named+` on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}
+				tc.named+` on Gateway infra/gw also sets atomic overrides to `+tc.value+` (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}
 			rulestest.Matcher.Test(t, want, v.Denials)
 		})
 	}
@@ -217,11 +218,11 @@ enforcement:
     reasons: [InvalidTargetRef]
     kinds: [AuthPolicy.kuadrant.io]
     namespaceSelector: {matchExpressions: [{key: team, operator: In, values: [a, b]}]}
-messages: {namesFromOtherNamespaces: true}
+messages: {revealOtherNamespaces: true}
 `,
 			check: func(t *testing.T, s *rules.Config) {
 				assert.Equal(t, rules.Warn, s.Enforcement.Default)
-				assert.True(t, s.Messages.NamesFromOtherNamespaces)
+				assert.True(t, s.Messages.RevealOtherNamespaces)
 				assert.True(t, s.Relaxes())
 				assert.Equal(t, []string{"default: Warn", "Deny: reasons InvalidTargetRef; kinds AuthPolicy.kuadrant.io; namespaces team in (a,b)"}, s.Describe())
 			},

@@ -58,10 +58,7 @@ func Evaluate(req Request, snap topology.Snapshot) Verdict {
 	if req.Operation == Delete || req.Policy == nil {
 		return v
 	}
-	var msgs *validation.Messages
-	if req.Config != nil {
-		msgs = &req.Config.Messages
-	}
+	msgs := req.Config.MessagesOrNil()
 	var found field.ErrorList
 	for _, r := range validation.Rules {
 		found = append(found, r(req.Policy, snap, msgs)...)

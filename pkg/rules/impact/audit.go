@@ -42,7 +42,7 @@ type auditID struct {
 
 // NewAuditor starts an audit whose findings carry the modes of config (nil: all Deny).
 func NewAuditor(config *rules.Config) *Auditor {
-	judge := &rules.Config{Messages: validation.Messages{NamesFromOtherNamespaces: true}}
+	judge := &rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true}}
 	return &Auditor{config: config, judge: judge, denied: map[auditID]bool{}}
 }
 

@@ -2,14 +2,17 @@ package impact
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // Impact statuses (GEP-713 "Status reporting", plus NoTargets).
@@ -31,9 +34,14 @@ type Impact struct {
 	OverriddenBy      []string `json:"overriddenBy"`
 	// OverridesTotal and OverriddenByTotal are set when an annotation lists only the first
 	// MaxAnnotatedRefs of a longer list.
-	OverridesTotal    int    `json:"overridesTotal,omitempty"`
-	OverriddenByTotal int    `json:"overriddenByTotal,omitempty"`
-	ObservedAt        string `json:"observedAt,omitempty"`
+	OverridesTotal    int `json:"overridesTotal,omitempty"`
+	OverriddenByTotal int `json:"overriddenByTotal,omitempty"`
+	// ObservedAt is the newest creationTimestamp among the stored policies the prediction
+	// rests on: the policy itself once stored, and those in Overrides and OverriddenBy. It
+	// is a function of the state that matters to this policy alone, the same on every
+	// replica, so a dry-run apply of an unchanged object yields the same annotation (GitOps
+	// tools see no drift); absent when the prediction rests on no stored policy.
+	ObservedAt string `json:"observedAt,omitempty"`
 	// selected are the attachment points of a policy with target selectors, as resolved
 	// when the impact was computed (Summary names them).
 	selected []policy.TargetKey
@@ -45,9 +53,13 @@ type Impact struct {
 // very write the mutating webhook annotates.
 const MaxAnnotatedRefs = 50
 
-// ForAnnotation returns the impact with its lists cut to MaxAnnotatedRefs, saying how long
-// each was.
-func (im Impact) ForAnnotation() Impact {
+// ForAnnotation returns the impact as the mutating webhook writes it on p, for those who can
+// read p: policies in other namespaces described as msgs allows (by default by kind and
+// namespace only, each such description once), lists cut to MaxAnnotatedRefs (saying how
+// long each was).
+func (im Impact) ForAnnotation(p *policy.Policy, msgs *validation.Messages) Impact {
+	im.Overrides = visibleRefs(im.Overrides, p, msgs)
+	im.OverriddenBy = visibleRefs(im.OverriddenBy, p, msgs)
 	if len(im.Overrides) > MaxAnnotatedRefs {
 		im.OverridesTotal = len(im.Overrides)
 		im.Overrides = im.Overrides[:MaxAnnotatedRefs:MaxAnnotatedRefs]
@@ -57,6 +69,22 @@ func (im Impact) ForAnnotation() Impact {
 		im.OverriddenBy = im.OverriddenBy[:MaxAnnotatedRefs:MaxAnnotatedRefs]
 	}
 	return im
+}
+
+// visibleRefs rewrites the namespace/name references to policies of p's kind that msgs
+// does not let p's readers see; refs are sorted, so a namespace's policies are adjacent.
+func visibleRefs(refs []string, p *policy.Policy, msgs *validation.Messages) []string {
+	out := refs[:0:0]
+	for _, ref := range refs {
+		namespace, name, _ := strings.Cut(ref, "/")
+		if !msgs.Reveals(namespace, p.Namespace) {
+			ref = msgs.Name(p.Row.Kind, namespace, name, p.Namespace)
+		}
+		if len(out) == 0 || out[len(out)-1] != ref {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // Of computes a policy's impact: over every path it reaches, the effective policy of
@@ -86,13 +114,14 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	}
 	if len(paths) == 0 {
 		im.Status = StatusNoTargets
+		im.ObservedAt = observedAt(p.Created)
 		return im
 	}
 	var mine []merge.Setting
 	for _, b := range cache.Blocks(p) {
 		mine = append(mine, cache.Settings(p, b)...)
 	}
-	overrides, overriddenBy := map[string]bool{}, map[string]bool{}
+	overrides, overriddenBy := map[string]*policy.Policy{}, map[string]*policy.Policy{}
 	e := &merge.Effective{}
 	for _, path := range paths {
 		e.Compute(snap, p.Row, path, cache)
@@ -107,7 +136,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 				continue
 			}
 			if w := e.Winner(u.Path); w != nil && w != p {
-				overriddenBy[w.Ref()] = true
+				overriddenBy[w.Ref()] = w
 			}
 		}
 		for eu := range e.Each {
@@ -116,7 +145,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 			}
 			for _, q := range e.Policies {
 				if q != p && losesTo(q, eu, cache) {
-					overrides[q.Ref()] = true
+					overrides[q.Ref()] = q
 				}
 			}
 		}
@@ -124,7 +153,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 			if w == p {
 				for _, q := range e.Policies {
 					if q != p && sets(q, path, cache) {
-						overrides[q.Ref()] = true
+						overrides[q.Ref()] = q
 					}
 				}
 			}
@@ -148,7 +177,23 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	}
 	im.Overrides = sortedKeys(overrides)
 	im.OverriddenBy = sortedKeys(overriddenBy)
+	newest := p.Created
+	for _, related := range []map[string]*policy.Policy{overrides, overriddenBy} {
+		for _, q := range related {
+			if q.Created.After(newest) {
+				newest = q.Created
+			}
+		}
+	}
+	im.ObservedAt = observedAt(newest)
 	return im
+}
+
+func observedAt(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // losesTo reports whether q set the same setting as u (or one nested in or enclosing it):
@@ -176,7 +221,7 @@ func sets(q *policy.Policy, path string, cache *merge.Cache) bool {
 	return false
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys(m map[string]*policy.Policy) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -188,6 +233,11 @@ func sortedKeys(m map[string]bool) []string {
 // Summary is the one sentence a person reads in `kubectl get -o yaml`, e.g. "Atomic
 // defaults on Gateway infra/gw: enforced on 10 of 12 paths, overridden on 2 by infra/strict".
 func (im Impact) Summary(p *policy.Policy) string {
+	return im.summary(p, &validation.Messages{RevealOtherNamespaces: true})
+}
+
+// summary is Summary with a target that only a selector reached named as msgs allows.
+func (im Impact) summary(p *policy.Policy, msgs *validation.Messages) string {
 	what := describeStrategy(p)
 	where := "its targets"
 	keys := p.UniqueKeys()
@@ -195,7 +245,7 @@ func (im Impact) Summary(p *policy.Policy) string {
 		keys = im.selected
 	}
 	if len(keys) == 1 {
-		where = keys[0].String()
+		where = msgs.Target(keys[0], len(p.TargetSelectors()) > 0 && !slices.Contains(p.UniqueKeys(), keys[0]), p.Namespace)
 	} else if len(keys) > 1 {
 		where = fmt.Sprintf("%d targets", len(keys))
 	}

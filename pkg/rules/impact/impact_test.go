@@ -8,9 +8,27 @@ import (
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// The annotation on a tenant's policy names policies in other namespaces only by kind and
+// namespace (once per namespace), unless the config reveals them.
+func TestImpactForAnnotationHidesOtherNamespaces(t *testing.T) {
+	im := Impact{Status: StatusPartiallyEnforced,
+		Overrides:    []string{"app/local", "payments/secret-a", "payments/secret-b", "web/other"},
+		OverriddenBy: []string{"infra/payments-internal-token-abc123"}}
+	p := &policy.Policy{Row: &kinds.KindRow{Kind: "ColorPolicy"}, Namespace: "app"}
+	got := im.ForAnnotation(p, nil)
+	assert.Equal(t, []string{"app/local", `a ColorPolicy in namespace "payments"`, `a ColorPolicy in namespace "web"`}, got.Overrides)
+	assert.Equal(t, []string{`a ColorPolicy in namespace "infra"`}, got.OverriddenBy)
+	assert.Equal(t, "app/local", im.Overrides[0], "the original is unchanged")
+
+	revealed := im.ForAnnotation(p, &validation.Messages{RevealOtherNamespaces: true})
+	assert.Equal(t, im.Overrides, revealed.Overrides)
+	assert.Equal(t, im.OverriddenBy, revealed.OverriddenBy)
+}
 
 func TestImpactForAnnotationIsBounded(t *testing.T) {
 	refs := make([]string, 3000)
@@ -18,7 +36,8 @@ func TestImpactForAnnotationIsBounded(t *testing.T) {
 		refs[i] = fmt.Sprintf("team-%d/route-policy", i)
 	}
 	im := Impact{Status: StatusEnforced, Overrides: refs, OverriddenBy: refs[:3]}
-	got := im.ForAnnotation()
+	p := &policy.Policy{Row: &kinds.KindRow{Kind: "ColorPolicy"}, Namespace: "infra"}
+	got := im.ForAnnotation(p, &validation.Messages{RevealOtherNamespaces: true})
 	assert.Len(t, got.Overrides, MaxAnnotatedRefs)
 	assert.Equal(t, refs[:MaxAnnotatedRefs], got.Overrides)
 	assert.Equal(t, 3000, got.OverridesTotal)
@@ -113,10 +132,11 @@ metadata: {name: newer, namespace: app, creationTimestamp: "2024-01-02T00:00:00Z
 spec:
   targetRefs: [{group: "", kind: Service, name: b1, sectionName: http}]
   validation: {hostname: b1.app, wellKnownCACertificates: System}`)
+		// observedAt: the newer of the two, whichever is judged
 		assert.Equal(t, Impact{Status: StatusOverridden, Contexts: 1, Overridden: 1,
-			Overrides: []string{}, OverriddenBy: []string{"app/older"}}, Of(snap, stored(snap, "BackendTLSPolicy", "newer"), nil))
+			Overrides: []string{}, OverriddenBy: []string{"app/older"}, ObservedAt: "2024-01-02T00:00:00Z"}, Of(snap, stored(snap, "BackendTLSPolicy", "newer"), nil))
 		assert.Equal(t, Impact{Status: StatusEnforced, Contexts: 1, Enforced: 1,
-			Overrides: []string{"app/newer"}, OverriddenBy: []string{}}, Of(snap, stored(snap, "BackendTLSPolicy", "older"), nil))
+			Overrides: []string{"app/newer"}, OverriddenBy: []string{}, ObservedAt: "2024-01-02T00:00:00Z"}, Of(snap, stored(snap, "BackendTLSPolicy", "older"), nil))
 	})
 
 	t.Run("a Gateway's policy is not enforced on the listener a section policy sets, even to the same value", func(t *testing.T) {

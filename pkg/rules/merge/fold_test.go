@@ -43,7 +43,7 @@ spec:
 	gwPatch, _ := snap.GetPolicy(row.GroupKind(), "app", "gw-patch")
 	im := impact.Of(snap, gwPatch, nil)
 	assert.Equal(t, impact.Impact{Status: impact.StatusPartiallyEnforced, Contexts: 1, PartiallyEnforced: 1,
-		Overrides: []string{}, OverriddenBy: []string{"app/rule"}}, im)
+		Overrides: []string{}, OverriddenBy: []string{"app/rule"}, ObservedAt: "2024-01-01T00:00:01Z"}, im)
 	assert.Equal(t, "Patch defaults on Gateway app/gw: enforced on 0 of 1 path, partially on 1 by app/rule", im.Summary(gwPatch))
 }
 

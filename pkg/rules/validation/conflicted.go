@@ -46,12 +46,13 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 				continue // the implementation orders them by rank, not by age
 			}
 			var found field.ErrorList
+			where := msgs.Target(key, t.Selected, p.Namespace)
 			if p.Row.Conflicts.Mode == kinds.ConflictsNone {
 				found = field.ErrorList{field.Forbidden(t.Path, fmt.Sprintf(
 					"%s already has %s; %s allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
-					key, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), oneAllowed(p.Row)))}
+					where, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), oneAllowed(p.Row)))}
 			} else {
-				found = settingConflicts(msgs, p, q, key)
+				found = settingConflicts(msgs, p, q, where)
 			}
 			if len(found) > 0 {
 				conflicting++
@@ -91,7 +92,7 @@ func oneAllowed(row *kinds.KindRow) string {
 
 // settingConflicts compares every block of p with the blocks of q in the same class,
 // setting by setting (modes value, presence and fields).
-func settingConflicts(msgs *Messages, p, q *policy.Policy, key policy.TargetKey) field.ErrorList {
+func settingConflicts(msgs *Messages, p, q *policy.Policy, where string) field.ErrorList {
 	var errs field.ErrorList
 	mode := p.Row.Conflicts.Mode
 	qBlocks := q.Blocks()
@@ -110,9 +111,14 @@ func settingConflicts(msgs *Messages, p, q *policy.Policy, key policy.TargetKey)
 					continue
 				}
 				name := msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)
-				detail := conflictDetail(name, key, pb, s, other)
-				if mode != kinds.ConflictsValue {
-					detail = presenceDetail(name, key, pb, s)
+				var detail string
+				switch {
+				case mode != kinds.ConflictsValue:
+					detail = presenceDetail(name, where, pb, s)
+				case msgs.Reveals(q.Namespace, p.Namespace):
+					detail = conflictDetail(name, where, pb, s, render(other))
+				default:
+					detail = conflictDetail(name, where, pb, s, "a different value")
 				}
 				errs = append(errs, field.Forbidden(settingPath(pb.Path, shownPath(s)), detail))
 			}
@@ -137,23 +143,25 @@ func comparedSettings(row *kinds.KindRow, b, other policy.Block) []merge.Setting
 
 // presenceDetail says which other policy also sets the setting, without its value: in
 // modes presence and fields the value does not matter.
-func presenceDetail(other string, key policy.TargetKey, b policy.Block, s merge.Setting) string {
+func presenceDetail(other, where string, b policy.Block, s merge.Setting) string {
 	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
 	return fmt.Sprintf("%s on %s also sets %s; at one level the winner would depend on creation order alone, so use different settings or attach at another level",
-		other, key, what)
+		other, where, what)
 }
 
-// conflictDetail says which other policy (named as the requester may see it) sets what.
-func conflictDetail(other string, key policy.TargetKey, b policy.Block, s merge.Setting, theirs any) string {
+// conflictDetail says which other policy sets what to which value, each as the requester
+// may see it: theirs is the other value rendered, or "a different value" where the other
+// policy's namespace is not the requester's to read.
+func conflictDetail(other, where string, b policy.Block, s merge.Setting, theirs string) string {
 	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
 	return fmt.Sprintf("%s on %s also sets %s to %s (this policy: %s); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level",
-		other, key, what, render(theirs), render(s.Value))
+		other, where, what, theirs, render(s.Value))
 }
 
 // shownPath is where a setting sits in its block, as the requester wrote it.

@@ -1,27 +1,64 @@
 package validation
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
 
-// Messages controls how denials and warnings name objects outside the requester's
-// namespace.
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+)
+
+// Messages controls what denials and warnings reveal of namespaces other than the
+// requester's own.
 type Messages struct {
-	// NamesFromOtherNamespaces lets messages name policies in other namespaces. Off by
-	// default: someone who may write policies in one namespace should not learn the names of
-	// objects in namespaces they cannot read, so those are described by kind and namespace.
+	// RevealOtherNamespaces lets messages name policies in other namespaces and quote their
+	// settings' values. Off by default: someone who may write policies in one namespace
+	// should learn neither the names nor the contents (client IDs, issuer URLs, allow-lists)
+	// of policies in namespaces they cannot read, so those are described by kind and
+	// namespace, and a colliding setting by its path alone.
+	RevealOtherNamespaces bool `json:"revealOtherNamespaces,omitempty"`
+	// NamesFromOtherNamespaces is RevealOtherNamespaces' former name, still read: it has
+	// always revealed values as well as names.
 	NamesFromOtherNamespaces bool `json:"namesFromOtherNamespaces,omitempty"`
 }
 
+// Reveals reports whether a message to someone writing in requesterNamespace may name an
+// object in namespace and quote its contents. A nil *Messages is the default.
+func (m *Messages) Reveals(namespace, requesterNamespace string) bool {
+	return namespace == requesterNamespace || (m != nil && (m.RevealOtherNamespaces || m.NamesFromOtherNamespaces))
+}
+
 // Name names an object of kind in a message to someone writing in requesterNamespace:
-// `Kind ns/name` when the object is in that namespace or the settings allow names from
-// other namespaces, otherwise `a Kind in namespace "ns"`, which says where to look
-// without revealing what a requester may not be able to read. A nil *Messages is the
-// default.
+// `Kind ns/name` when Reveals allows, otherwise `a Kind in namespace "ns"`, which says where
+// to look without revealing what a requester may not be able to read.
 func (m *Messages) Name(kind, namespace, name, requesterNamespace string) string {
-	if namespace == requesterNamespace || (m != nil && m.NamesFromOtherNamespaces) {
+	if m.Reveals(namespace, requesterNamespace) {
 		if namespace == "" {
 			return kind + " " + name
 		}
 		return kind + " " + namespace + "/" + name
 	}
-	return fmt.Sprintf("a %s in namespace %q", kind, namespace)
+	return fmt.Sprintf("%s %s in namespace %q", article(kind), kind, namespace)
+}
+
+// Target names an attachment point in a message: as written when the requester named it
+// (a reference) or Reveals allows, otherwise, for an object a selector reached in another
+// namespace, by kind and namespace.
+func (m *Messages) Target(key policy.TargetKey, selected bool, requesterNamespace string) string {
+	if !selected || m.Reveals(key.Namespace, requesterNamespace) {
+		return key.String()
+	}
+	return fmt.Sprintf("%s %s in namespace %q", article(key.Kind), key.Kind, key.Namespace)
+}
+
+// article is the indefinite article of a kind as it is read aloud: "an HTTPRoute" (an
+// initialism's letter name), "an AuthPolicy", "a ColorPolicy".
+func article(kind string) string {
+	if kind == "" {
+		return "a"
+	}
+	initialism := len(kind) > 1 && kind[1] >= 'A' && kind[1] <= 'Z'
+	if strings.ContainsRune("AEIOU", rune(kind[0])) || (initialism && strings.ContainsRune("FHLMNRSX", rune(kind[0]))) {
+		return "an"
+	}
+	return "a"
 }

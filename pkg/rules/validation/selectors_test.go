@@ -104,7 +104,7 @@ func TestSelectedTargetsConflict(t *testing.T) {
 		"all namespaces: a granted route is selected": {
 			world:  btp("on-a", "target-a", older, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: allowed}]`),
 			policy: btp("by-label", "policy-ns", newer, `targetSelectors: [{kind: HTTPRoute, namespaces: {from: All}, matchLabels: {policy: selected}}]`),
-			want: field.ErrorList{conflict("spec.targetSelectors[0]", "HTTPRoute target-a/allowed",
+			want: field.ErrorList{conflict("spec.targetSelectors[0]", `an HTTPRoute in namespace "target-a"`,
 				`a BackendTrafficPolicy in namespace "target-a"`)},
 		},
 		"all namespaces: a route without a ReferenceGrant is not a target": {
@@ -122,7 +122,7 @@ spec:
 ---` + btp("on-b", "target-b", older, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: denied}]`) + `
 ---` + btp("on-a", "target-a", older, `targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: allowed}]`),
 			policy: btp("by-label", "policy-ns", newer, `targetSelectors: [{kind: HTTPRoute, namespaces: {from: Selector, selector: {matchLabels: {tier: shared}}}, matchLabels: {policy: selected}}]`),
-			want: field.ErrorList{conflict("spec.targetSelectors[0]", "HTTPRoute target-b/denied",
+			want: field.ErrorList{conflict("spec.targetSelectors[0]", `an HTTPRoute in namespace "target-b"`,
 				`a BackendTrafficPolicy in namespace "target-b"`)},
 		},
 		"labels that do not match select nothing": {
