@@ -53,9 +53,6 @@ type Store struct {
 	// beforeReserve, set by tests only, runs between a verdict and its reservation: where
 	// a watch event or another review can change the state.
 	beforeReserve func()
-	// changedAt is when the state last changed; impact annotations are "observed at" it, so
-	// a re-invoked mutation against the same state yields the same patch.
-	changedAt time.Time
 }
 
 type forgottenPolicy struct {
@@ -144,7 +141,6 @@ func (s *Store) Judge(ctx context.Context, req rules.Request, reserve bool) (rul
 	s.generation++
 	s.snap.PutPolicyAsIs(req.Policy)
 	s.reserved[idOf(req.Policy)] = s.now()
-	s.changedAt = s.now()
 	return v, true
 }
 
@@ -167,12 +163,10 @@ func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 			}
 			delete(s.forgotten, idOf(p))
 		}
-		s.changedAt = s.now()
 		s.snap.PutPolicy(p)
 		delete(s.reserved, idOf(p))
 		return
 	}
-	s.changedAt = s.now()
 	_, _ = s.snap.AddResource(gk, obj) // a malformed ReferenceGrant cannot be indexed; skip it
 }
 
@@ -181,7 +175,6 @@ func (s *Store) Remove(gk schema.GroupKind, namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.generation++
-	s.changedAt = s.now()
 	if _, ok := s.table.Lookup(gk); ok {
 		s.removePolicy(policyID{gk, namespace, name})
 		delete(s.forgotten, policyID{gk, namespace, name})
@@ -200,7 +193,6 @@ func (s *Store) Forget(p *policy.Policy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.generation++
-	s.changedAt = s.now()
 	id := idOf(p)
 	s.removePolicy(id)
 	s.forgotten[id] = forgottenPolicy{uid: p.UID, at: s.now()}
