@@ -240,8 +240,8 @@ func (s *Store) Predict(p *policy.Policy) (impact.Impact, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	msgs := s.messages()
-	im := impact.Of(topology.WithPolicy(s.snap, p), p, nil)
-	return im.ForAnnotation(p, msgs), im.AnnotatedSummary(p, msgs)
+	im := impact.Of(topology.WithPolicy(s.snap, p), p, nil).ForAnnotation(p, msgs)
+	return im, im.AnnotatedSummary(p, msgs)
 }
 
 // MarkDeleting records that this webhook admitted the DELETE of a policy.
