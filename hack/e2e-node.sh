@@ -57,19 +57,25 @@ cleanup() {
 trap cleanup EXIT
 bash hack/realnode.sh down --purge >/dev/null 2>&1 || true
 
-step "starting the node"
-bash hack/realnode.sh up
 export KUBECONFIG=/var/lib/policyattachment-node/pki/admin.kubeconfig
-bash hack/realnode.sh import bin/webhook-image.tar
+node_up() {
+  step "starting the node"
+  bash hack/realnode.sh up
+  bash hack/realnode.sh import bin/webhook-image.tar
+  step "installing the Gateway API CRDs and the test policy CRDs"
+  install_crds
+}
 
-step "installing the Gateway API CRDs and the test policy CRDs"
-install_crds
-
+node_up
 previous=
 for overlay in $OVERLAYS; do
   if [ -n "$previous" ]; then
     step "uninstalling the $previous overlay as the README says (webhook configurations first)"
     undeploy_webhook "$previous"
+    # The suite leaves its objects behind; the next overlay gets a cluster of its own.
+    step "a fresh node for the next overlay"
+    bash hack/realnode.sh down --purge
+    node_up
   fi
   if [ "$overlay" = cert-manager ]; then
     step "installing cert-manager: its images, then its manifest as its documentation says"
