@@ -69,6 +69,9 @@ webhooks:
 - name: validate.policyattachment.io
   clientConfig:
     caBundle: %[1]s
+- name: namespaces.policyattachment.io
+  clientConfig:
+    caBundle: %[1]s
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration

@@ -30,9 +30,11 @@ import (
 const (
 	PathValidate = "/validate"
 	PathMutate   = "/mutate"
-	PathHealthz  = "/healthz"
-	PathReadyz   = "/readyz"
-	PathMetrics  = "/metrics"
+	// PathNamespaces reviews the namespace writes that touch SkipLabel (NamespaceGuard).
+	PathNamespaces = "/validate-namespaces"
+	PathHealthz    = "/healthz"
+	PathReadyz     = "/readyz"
+	PathMetrics    = "/metrics"
 )
 
 // Options configure `webhook serve`.
@@ -90,7 +92,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 		v.Live = mgr.GetAPIReader()
 	}
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
-	register(mgr.GetWebhookServer(), store, v)
+	register(mgr.GetWebhookServer(), store, v, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
 	return s, nil
 }
 
@@ -110,8 +112,9 @@ func newHooks(opts *Options) webhook.Server {
 }
 
 // register serves the reviews, the probes and the metrics on hooks.
-func register(hooks webhook.Server, store *clusterstate.Store, v *Validator) {
+func register(hooks webhook.Server, store *clusterstate.Store, v *Validator, guard *NamespaceGuard) {
 	hooks.Register(PathValidate, closeWhenDraining(store, reviewHandler("validate", v)))
+	hooks.Register(PathNamespaces, closeWhenDraining(store, reviewHandler("namespaces", guard)))
 	hooks.Register(PathMutate, closeWhenDraining(store, reviewHandler("mutate", &Mutator{Store: store})))
 	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	hooks.Register(PathReadyz, readyz(store))

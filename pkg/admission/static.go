@@ -23,7 +23,7 @@ func NewStaticServer(snap *index.Snapshot, opts Options) *StaticServer {
 	store := clusterstate.NewStore(opts.Table, snap)
 	store.UseConfig(opts.Config)
 	store.SetReady()
-	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout})
+	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout}, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
 	return &StaticServer{hooks: hooks, store: store}
 }
 

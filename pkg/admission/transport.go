@@ -2,6 +2,7 @@ package admission
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,8 +59,9 @@ type admissionReview struct {
 
 // reviewRequest holds the fields of an AdmissionRequest the handlers read. The object is
 // decoded straight into generic JSON in the same pass as the review, instead of being
-// copied out raw and parsed again; what no handler reads (userInfo, options, requestKind,
-// the object's status and managedFields) is skipped without being built.
+// copied out raw and parsed again; what no handler reads (options, requestKind, the object's
+// status and managedFields) is skipped without being built, and userInfo, which only a
+// denial's log line and the skip label's guard read, is kept undecoded (requestUser).
 type reviewRequest struct {
 	UID       types.UID                   `json:"uid"`
 	Kind      metav1.GroupVersionKind     `json:"kind"`
@@ -68,6 +71,7 @@ type reviewRequest struct {
 	Operation admissionv1.Operation       `json:"operation"`
 	Object    *reviewObject               `json:"object,omitempty"`
 	OldObject bodyView                    `json:"oldObject,omitempty"`
+	UserInfo  bodyView                    `json:"userInfo,omitempty"`
 	DryRun    *bool                       `json:"dryRun,omitempty"`
 }
 
@@ -210,10 +214,14 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := admission.Request{}
+	ctx := r.Context()
 	if in.Request != nil {
 		req = in.Request.admissionRequest()
+		if len(in.Request.UserInfo) > 0 {
+			ctx = context.WithValue(ctx, userInfoKey{}, in.Request.UserInfo)
+		}
 	}
-	resp := d.handle(r, req)
+	resp := d.handle(ctx, req)
 	writeReview(w, admissionReview{APIVersion: in.APIVersion, Kind: "AdmissionReview", Response: &resp.AdmissionResponse})
 }
 
@@ -275,22 +283,39 @@ func jsonKindOf(k jsontext.Kind) string {
 }
 
 // handle calls the handler; a panic is answered as a refusal (and counted), never allowed.
-func (d *reviewDoor) handle(r *http.Request, req admission.Request) (resp admission.Response) {
+func (d *reviewDoor) handle(ctx context.Context, req admission.Request) (resp admission.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			handlerPanics.WithLabelValues(d.name).Inc()
-			logf.FromContext(r.Context()).Error(fmt.Errorf("%v", p), "review handler panicked", "webhook", d.name,
+			logf.FromContext(ctx).Error(fmt.Errorf("%v", p), "review handler panicked", "webhook", d.name,
 				"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name)
 			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("panic: %v [recovered]", p))
 			resp.UID = req.UID
 		}
 	}()
-	resp = d.handler.Handle(r.Context(), req)
+	resp = d.handler.Handle(ctx, req)
 	if err := resp.Complete(req); err != nil {
 		resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the response: %w", err))
 		resp.UID = req.UID
 	}
 	return resp
+}
+
+// userInfoKey carries a review's undecoded userInfo in the handler's context.
+type userInfoKey struct{}
+
+// requestUser is who asked for the write: the request's UserInfo when it is set (a handler
+// called directly), otherwise the review's userInfo, decoded now. Only denials and the skip
+// label's guard ask, so a clean review never decodes it.
+func requestUser(ctx context.Context, req admission.Request) authenticationv1.UserInfo {
+	if req.UserInfo.Username != "" {
+		return req.UserInfo
+	}
+	var u authenticationv1.UserInfo
+	if raw, ok := ctx.Value(userInfoKey{}).(bodyView); ok {
+		_ = json.Unmarshal(raw, &u) // the API server sends a well-formed one; a broken one names nobody
+	}
+	return u
 }
 
 // writeReviewError answers with an AdmissionReview refusing the request.

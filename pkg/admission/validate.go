@@ -123,7 +123,7 @@ func logVerdict(ctx context.Context, req admission.Request, p *policy.Policy, ve
 		denials = append(denials, e.Error())
 	}
 	kv := []any{"uid", req.UID, "operation", req.Operation, "kind", p.Row.Kind, "namespace", p.Namespace, "name", p.Name,
-		"user", req.UserInfo.Username, "dryRun", req.DryRun != nil && *req.DryRun, "reasons", reasons}
+		"user", requestUser(ctx, req).Username, "dryRun", req.DryRun != nil && *req.DryRun, "reasons", reasons}
 	if modes != nil {
 		kv = append(kv, "modes", modes)
 	}

@@ -21,9 +21,53 @@ import (
 type Config struct {
 	Enforcement Enforcement         `json:"enforcement,omitempty"`
 	Messages    validation.Messages `json:"messages,omitempty"`
+	// SkipLabel lists who may add, change or remove the label that turns review off for a
+	// namespace, besides those RBAC lets `skip` it (pkg/admission, NamespaceGuard).
+	SkipLabel SkipLabelGuard `json:"skipLabel,omitempty"`
 
 	// compiled rules, built by Validate.
 	compiled []compiledEnforcementRule
+}
+
+// SkipLabelGuard names requesters who may add, change or remove the skip label on any
+// namespace. Empty by default: then only those RBAC grants the verb skip on namespaces in
+// API group policyattachment.io may (cluster admins have it through their wildcard).
+type SkipLabelGuard struct {
+	Users  []string `json:"users,omitempty"`
+	Groups []string `json:"groups,omitempty"`
+	// ServiceAccounts are namespace/name.
+	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
+}
+
+// Allows reports whether the guard lists a requester, by user name (a service account's is
+// system:serviceaccount:NAMESPACE:NAME) or any of its groups.
+func (g SkipLabelGuard) Allows(user string, groups []string) bool {
+	if slices.Contains(g.Users, user) {
+		return true
+	}
+	for _, sa := range g.ServiceAccounts {
+		if namespace, name, ok := strings.Cut(sa, "/"); ok && user == "system:serviceaccount:"+namespace+":"+name {
+			return true
+		}
+	}
+	for _, group := range groups {
+		if slices.Contains(g.Groups, group) {
+			return true
+		}
+	}
+	return false
+}
+
+// SkipLabelOrNone is the configured SkipLabelGuard; a nil Config lists nobody.
+func (s *Config) SkipLabelOrNone() SkipLabelGuard {
+	if s == nil {
+		return SkipLabelGuard{}
+	}
+	return s.SkipLabel
+}
+
+func (g SkipLabelGuard) empty() bool {
+	return len(g.Users) == 0 && len(g.Groups) == 0 && len(g.ServiceAccounts) == 0
 }
 
 // Mode says what happens to a denial.
@@ -74,6 +118,11 @@ func (s *Config) Validate() error {
 	var errs []string
 	if s.Enforcement.Default != "" && !validMode(s.Enforcement.Default) {
 		errs = append(errs, fmt.Sprintf("enforcement.default: unsupported mode %q; supported: %s", s.Enforcement.Default, modeList()))
+	}
+	for i, sa := range s.SkipLabel.ServiceAccounts {
+		if namespace, name, ok := strings.Cut(sa, "/"); !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, fmt.Sprintf("skipLabel.serviceAccounts[%d]: %q is not namespace/name", i, sa))
+		}
 	}
 	s.compiled = s.compiled[:0]
 	for i, r := range s.Enforcement.Rules {
@@ -174,8 +223,8 @@ func LoadConfig(data []byte, source string, table *kinds.KindTable) (*Config, er
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) {
-		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `enforcement` or `messages`", source)
+	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) && f.SkipLabel.empty() {
+		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`", source)
 	}
 	if err := f.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)

@@ -231,7 +231,21 @@ messages: {revealOtherNamespaces: true}
 			file:     "kinds:\n- {group: example.com, kind: TimeoutPolicy, class: Inherited, targets: [{group: gateway.networking.k8s.io, kind: Gateway}]}\nenforcement: {default: DryRun}\n",
 			wantKind: "TimeoutPolicy",
 		},
-		"nothing": {file: "{}", wantErr: "cfg.yaml: nothing configured; expected `kinds`, `enforcement` or `messages`"},
+		"the skip label's guard alone": {
+			file: "skipLabel: {users: [alice], groups: [platform], serviceAccounts: [argocd/argocd-application-controller]}\n",
+			check: func(t *testing.T, s *rules.Config) {
+				assert.True(t, s.SkipLabel.Allows("alice", nil))
+				assert.True(t, s.SkipLabel.Allows("bob", []string{"system:authenticated", "platform"}))
+				assert.True(t, s.SkipLabel.Allows("system:serviceaccount:argocd:argocd-application-controller", nil))
+				assert.False(t, s.SkipLabel.Allows("system:serviceaccount:argocd:other", []string{"system:serviceaccounts"}))
+				assert.False(t, s.Relaxes())
+			},
+		},
+		"a service account that is not namespace/name": {
+			file:    "skipLabel: {serviceAccounts: [argocd-application-controller]}",
+			wantErr: `cfg.yaml: skipLabel.serviceAccounts[0]: "argocd-application-controller" is not namespace/name`,
+		},
+		"nothing": {file: "{}", wantErr: "cfg.yaml: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`"},
 		"a typo is an error, not a silent Deny": {
 			file:    "enforcement: {defualt: Warn}",
 			wantErr: `cfg.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "defualt"`,

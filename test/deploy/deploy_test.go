@@ -76,7 +76,7 @@ func TestBase(t *testing.T) {
 
 	var v admissionregv1.ValidatingWebhookConfiguration
 	decode(t, objs, "ValidatingWebhookConfiguration/"+webhookName, &v)
-	require.Len(t, v.Webhooks, 1)
+	require.Len(t, v.Webhooks, 2)
 	vw := v.Webhooks[0]
 	assert.Equal(t, admissionregv1.Fail, *vw.FailurePolicy, "validation fails closed")
 	assert.Equal(t, []string{"v1"}, vw.AdmissionReviewVersions)
@@ -85,6 +85,26 @@ func TestBase(t *testing.T) {
 	assert.Equal(t, int32(5), *vw.TimeoutSeconds)
 	assert.Equal(t, "/validate", *vw.ClientConfig.Service.Path)
 	assertSkipsProtectedNamespaces(t, vw.NamespaceSelector.MatchExpressions)
+
+	// The skip label's guard: namespaces only, failing closed, and only for the writes that
+	// change the label and that RBAC does not already allow (matchConditions): every other
+	// namespace write never reaches it.
+	guard := v.Webhooks[1]
+	assert.Equal(t, "namespaces.policyattachment.io", guard.Name)
+	assert.Equal(t, admissionregv1.Fail, *guard.FailurePolicy)
+	assert.Equal(t, "/validate-namespaces", *guard.ClientConfig.Service.Path)
+	assert.Nil(t, guard.NamespaceSelector, "every namespace's label is guarded, the webhook's own included")
+	require.Len(t, guard.Rules, 1)
+	assert.Equal(t, []string{""}, guard.Rules[0].APIGroups)
+	assert.Equal(t, []string{"namespaces"}, guard.Rules[0].Resources)
+	assert.Equal(t, []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update}, guard.Rules[0].Operations)
+	require.Len(t, guard.MatchConditions, 2)
+	assert.Contains(t, guard.MatchConditions[0].Expression, "'policyattachment.io/webhook' in object.metadata.labels")
+	assert.Equal(t, "!authorizer.group('policyattachment.io').resource('namespaces').name(object.metadata.name).check('skip').allowed()",
+		guard.MatchConditions[1].Expression)
+	var skip rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-namespace-skip", &skip)
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"policyattachment.io"}, Resources: []string{"namespaces"}, Verbs: []string{"skip"}}}, skip.Rules)
 
 	var m admissionregv1.MutatingWebhookConfiguration
 	decode(t, objs, "MutatingWebhookConfiguration/"+webhookName, &m)
@@ -113,7 +133,7 @@ func TestBase(t *testing.T) {
 	}
 	// Policy kinds may be cluster-scoped: every rule covers both scopes, so what `webhook
 	// check` judges is what the deployed webhook sees.
-	for _, rules := range [][]admissionregv1.RuleWithOperations{vw.Rules, mw.Rules} {
+	for _, rules := range [][]admissionregv1.RuleWithOperations{vw.Rules, mw.Rules} { // policy kinds only
 		for _, r := range rules {
 			require.NotNil(t, r.Scope)
 			assert.Equal(t, admissionregv1.AllScopes, *r.Scope, "%v", r.Resources)
@@ -204,7 +224,10 @@ func TestPlainCertsOverlay(t *testing.T) {
 	objs := render(t, filepath.Join("overlays", "plain-certs"))
 	var v admissionregv1.ValidatingWebhookConfiguration
 	decode(t, objs, "ValidatingWebhookConfiguration/"+webhookName, &v)
-	assert.Equal(t, caPEM, v.Webhooks[0].ClientConfig.CABundle)
+	require.Len(t, v.Webhooks, 2)
+	for _, w := range v.Webhooks {
+		assert.Equal(t, caPEM, w.ClientConfig.CABundle, w.Name)
+	}
 	assert.Len(t, v.Webhooks[0].Rules, 2, "the caBundle patch keeps the rules")
 	var m admissionregv1.MutatingWebhookConfiguration
 	decode(t, objs, "MutatingWebhookConfiguration/"+webhookName, &m)
