@@ -164,6 +164,16 @@ items:
 	})
 	t.Run("explicit creationTimestamps decide GEP-713 order; missing ones follow document order", func(t *testing.T) {
 		dir := testkit.WriteFiles(t, map[string]string{"a.yaml": `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec: {gatewayClassName: example, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec: {parentRefs: [{name: gw}], rules: [{backendRefs: [{name: b, port: 80}]}]}
+---
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: p1, creationTimestamp: "2030-01-01T00:00:00Z"}
@@ -177,22 +187,32 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 apiVersion: policies.controller.io/v1
 kind: ColorPolicy
 metadata: {name: p3}
-spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: other}], overrides: {color: blue}}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], defaults: {color: blue}}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p4}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], defaults: {color: green}}
 `})
 		_, out, _ := runCLI(t, "", "check", "-f", dir, "-o", "json")
 		var report check.Report
 		require.NoError(t, json.Unmarshal([]byte(out), &report))
-		require.Len(t, report.Results, 3)
+		require.Len(t, report.Results, 4)
 		observed := func(r check.Result) string {
 			var im impact.Impact
 			require.NoError(t, json.Unmarshal([]byte(r.Annotations[impact.AnnotationImpact]), &im))
 			return im.ObservedAt
 		}
-		assert.Equal(t, "2030-01-01T00:00:00Z", observed(report.Results[0]), "an explicit creationTimestamp is kept")
+		// observedAt is the newest creationTimestamp among the other policies a prediction
+		// rests on, and check judges each document against those before it.
+		assert.Equal(t, "", observed(report.Results[0]), "p1 is judged alone")
 		assert.Equal(t, []check.Denial{{Reason: "Conflicted", Field: "spec.overrides",
 			Message: `Forbidden: Conflicted: ColorPolicy default/p1 on Gateway default/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`}},
 			report.Results[1].Denials)
-		assert.Equal(t, "2030-01-01T00:00:02Z", observed(report.Results[2]), "missing ones follow, each a second after the document before")
+		assert.Equal(t, "2030-01-01T00:00:00Z", observed(report.Results[2]), "p3 is overridden by p1, whose explicit creationTimestamp is kept")
+		// p1's overrides beat p4's defaults, so p4 overrides nothing; missing timestamps are
+		// seen in the explain goldens (2024-01-01T00:00:NNZ, one second per document).
+		assert.Equal(t, "2030-01-01T00:00:00Z", observed(report.Results[3]), "p4 is overridden by p1")
 	})
 }
 

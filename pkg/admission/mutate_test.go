@@ -104,8 +104,15 @@ func TestMutationIsStable(t *testing.T) {
 	require.Len(t, fromA.Patches, 1)
 	assert.Equal(t, fromA.Patches, fromB.Patches)
 	assert.Equal(t, map[string]any{
-		impact.AnnotationImpact:        `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,"overrides":[],"overriddenBy":["app/gw-override"],"observedAt":"2026-02-01T00:00:00Z"}`,
+		impact.AnnotationImpact:        `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,"overrides":[],"overriddenBy":["app/gw-override"],"observedAt":"2026-01-01T00:00:00Z"}`,
 		impact.AnnotationImpactSummary: "Atomic defaults on HTTPRoute app/r1: enforced on 0 of 1 path, overridden on 1 by app/gw-override (predicted at admission)",
 	}, fromA.Patches[0].Value)
 	assert.Equal(t, fromA.Patches, a.Handle(context.Background(), req).Patches, "the same replica, asked again")
+	// At CREATE the API server has not set creationTimestamp yet; the annotation written
+	// then is the one a later dry-run UPDATE of the unchanged object computes.
+	create := review(t, admissionv1.Create, "policies.controller.io", "ColorPolicy", `{
+		"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+		"metadata": {"name": "p", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r1"}], "defaults": {"color": "green"}}}`)
+	assert.Equal(t, fromA.Patches, a.Handle(context.Background(), create).Patches, "CREATE and a later UPDATE")
 }

@@ -36,11 +36,12 @@ type Impact struct {
 	// MaxAnnotatedRefs of a longer list.
 	OverridesTotal    int `json:"overridesTotal,omitempty"`
 	OverriddenByTotal int `json:"overriddenByTotal,omitempty"`
-	// ObservedAt is the newest creationTimestamp among the stored policies the prediction
-	// rests on: the policy itself once stored, and those in Overrides and OverriddenBy. It
-	// is a function of the state that matters to this policy alone, the same on every
-	// replica, so a dry-run apply of an unchanged object yields the same annotation (GitOps
-	// tools see no drift); absent when the prediction rests on no stored policy.
+	// ObservedAt is the newest creationTimestamp among the other policies the prediction
+	// rests on (those in Overrides and OverriddenBy). It is a function of the state that
+	// matters to this policy alone, the same on every replica and the same at CREATE (when
+	// the policy has no creationTimestamp yet) as at a later UPDATE, so a dry-run apply of an
+	// unchanged object yields the stored annotation (GitOps tools see no drift); absent when
+	// the prediction rests on no other policy.
 	ObservedAt string `json:"observedAt,omitempty"`
 	// selected are the attachment points of a policy with target selectors, as resolved
 	// when the impact was computed (Summary names them).
@@ -114,7 +115,6 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	}
 	if len(paths) == 0 {
 		im.Status = StatusNoTargets
-		im.ObservedAt = observedAt(p.Created)
 		return im
 	}
 	var mine []merge.Setting
@@ -177,7 +177,7 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	}
 	im.Overrides = sortedKeys(overrides)
 	im.OverriddenBy = sortedKeys(overriddenBy)
-	newest := p.Created
+	var newest time.Time
 	for _, related := range []map[string]*policy.Policy{overrides, overriddenBy} {
 		for _, q := range related {
 			if q.Created.After(newest) {

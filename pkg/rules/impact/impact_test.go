@@ -132,9 +132,9 @@ metadata: {name: newer, namespace: app, creationTimestamp: "2024-01-02T00:00:00Z
 spec:
   targetRefs: [{group: "", kind: Service, name: b1, sectionName: http}]
   validation: {hostname: b1.app, wellKnownCACertificates: System}`)
-		// observedAt: the newer of the two, whichever is judged
+		// observedAt: the other of the two, the policy the prediction rests on
 		assert.Equal(t, Impact{Status: StatusOverridden, Contexts: 1, Overridden: 1,
-			Overrides: []string{}, OverriddenBy: []string{"app/older"}, ObservedAt: "2024-01-02T00:00:00Z"}, Of(snap, stored(snap, "BackendTLSPolicy", "newer"), nil))
+			Overrides: []string{}, OverriddenBy: []string{"app/older"}, ObservedAt: "2024-01-01T00:00:00Z"}, Of(snap, stored(snap, "BackendTLSPolicy", "newer"), nil))
 		assert.Equal(t, Impact{Status: StatusEnforced, Contexts: 1, Enforced: 1,
 			Overrides: []string{"app/newer"}, OverriddenBy: []string{}, ObservedAt: "2024-01-02T00:00:00Z"}, Of(snap, stored(snap, "BackendTLSPolicy", "older"), nil))
 	})

@@ -66,7 +66,7 @@ func TestImpactThroughSelectors(t *testing.T) {
 	assert.Equal(t, "Atomic defaults on 2 targets: enforced on 1 of 2 paths, overridden on 1 by eg/by-ref", im.Summary(byLabel))
 	im.selected = nil
 	assert.Equal(t, Impact{Status: StatusPartiallyEnforced, Contexts: 2, Enforced: 1, Overridden: 1,
-		Overrides: []string{}, OverriddenBy: []string{"eg/by-ref"}, ObservedAt: "2025-01-01T00:00:00Z"}, im)
+		Overrides: []string{}, OverriddenBy: []string{"eg/by-ref"}, ObservedAt: "2024-01-01T00:00:00Z"}, im)
 
 	assert.Equal(t, Impact{Status: StatusEnforced, Contexts: 1, Enforced: 1,
 		Overrides: []string{"eg/by-label"}, OverriddenBy: []string{}, ObservedAt: "2025-01-01T00:00:00Z"}, Of(snap, byRef, nil))
