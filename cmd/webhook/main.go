@@ -34,6 +34,10 @@ Usage:
       Serve the validating and mutating admission webhook over HTTPS (/validate, /mutate,
       /healthz, /readyz, /metrics), judging against its own indexed view of the cluster (a list and watch per kind), and
       audit the stored policies periodically (--audit-interval).
+  webhook report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE]
+      Write each namespace's current truth as an OpenReports Report (openreports.io/v1alpha1):
+      each policy's impact now, and what the audit would deny today; rewritten only when a
+      result changes. With -f PATH, print the Reports for manifests instead.
   webhook kinds [--config FILE] [-o text|json]
       Print the kind table: every policy kind known and what is enforced for it.
   webhook version
@@ -60,6 +64,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runExplain(args[1:], stdin, stdout, stderr)
 	case "audit":
 		return runAudit(args[1:], stdin, stdout, stderr)
+	case "report":
+		return runReport(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
 	case "kinds":

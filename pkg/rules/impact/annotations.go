@@ -19,3 +19,9 @@ const (
 func (im Impact) AnnotatedSummary(p *policy.Policy, msgs *validation.Messages) string {
 	return im.summary(p, msgs) + " (predicted at admission)"
 }
+
+// CurrentSummary is the Summary for p's readers, as AnnotatedSummary but without the mark:
+// what a report computed from the policies stored now says.
+func (im Impact) CurrentSummary(p *policy.Policy, msgs *validation.Messages) string {
+	return im.summary(p, msgs)
+}

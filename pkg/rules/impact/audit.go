@@ -67,11 +67,23 @@ func (a *Auditor) Judge(snap topology.Snapshot, p *policy.Policy) (Finding, bool
 	return f, true
 }
 
+// ForReaders makes the auditor's messages what msgs lets a policy's own readers see (the
+// tenant rules of admission) instead of naming every namespace: for reports written into
+// each policy's namespace.
+func (a *Auditor) ForReaders(msgs validation.Messages) *Auditor {
+	a.judge = &rules.Config{Messages: msgs}
+	return a
+}
+
 // Audit judges every policy in snap and returns the findings in GEP-713 order.
 func Audit(snap topology.State, config *rules.Config) (findings []Finding, audited int) {
+	return AuditWith(NewAuditor(config), snap)
+}
+
+// AuditWith is Audit with an auditor of the caller's.
+func AuditWith(a *Auditor, snap topology.State) (findings []Finding, audited int) {
 	policies := snap.Policies()
 	SortForAudit(policies)
-	a := NewAuditor(config)
 	for _, p := range policies {
 		if f, ok := a.Judge(snap, p); ok {
 			findings = append(findings, f)

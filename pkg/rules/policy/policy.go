@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/policyattachment/webhook/internal/intern"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
@@ -23,6 +24,9 @@ type Policy struct {
 	// UID is metadata.uid: the API server sets it before validating admission, so a review
 	// and the watch events of the object it admitted carry the same one.
 	UID string
+	// Version is the API version of apiVersion (v1, v1alpha1, ...), as the object was
+	// written: reports name the policy with it.
+	Version string
 	// Created is metadata.creationTimestamp; older is higher at one level (GEP-713).
 	Created time.Time
 	// Rank is the integer value of the row's order annotation or field (0 when the kind has
@@ -133,6 +137,13 @@ func NewPolicy(row *kinds.KindRow, obj map[string]any) *Policy {
 	p.Namespace, _ = meta["namespace"].(string)
 	p.Name, _ = meta["name"].(string)
 	p.UID, _ = meta["uid"].(string)
+	if apiVersion, ok := obj["apiVersion"].(string); ok {
+		_, version, _ := strings.Cut(apiVersion, "/")
+		if version == "" {
+			version = apiVersion
+		}
+		p.Version = intern.String(version)
+	}
 	if ts, ok := meta["creationTimestamp"].(string); ok {
 		p.Created, _ = time.Parse(time.RFC3339, ts)
 	}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/flowcontrol"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/reports"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
+)
+
+func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		paths                  []string
+		configFile, kubeconfig string
+		interval               time.Duration
+		once                   bool
+		writesPerSecond        float64
+	)
+	fs.StringArrayVarP(&paths, "filename", "f", nil, "print the Reports for these manifests (as if stored) as YAML instead of writing them to a cluster (repeatable; \"-\" reads standard input)")
+	fs.StringVar(&configFile, "config", "", configFlagHelp)
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.DurationVar(&interval, "interval", time.Minute, "how often to read the cluster and write the Reports that changed")
+	fs.BoolVar(&once, "once", false, "write one round and exit (for a CronJob or a script); exit 1 if it failed")
+	fs.Float64Var(&writesPerSecond, "writes-per-second", 5, "at most this many Report creates, updates and deletes per second")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: webhook report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE]\n"+
+			"       webhook report -f PATH [-f PATH]... [--config FILE]\n\n"+
+			"Writes what is true now of each namespace's policies as an OpenReports Report\n"+
+			"(openreports.io/v1alpha1, named policyattachment, labelled\n"+
+			"app.kubernetes.io/managed-by=policyattachment-webhook) in that namespace: one result\n"+
+			"per policy with its current impact (pass when enforced on every path, warn when\n"+
+			"overridden anywhere or reaching nothing) and one per audit finding (fail when\n"+
+			"admission would deny it today, warn under Warn or DryRun). A Report is rewritten only\n"+
+			"when a result changed, and deleted when its namespace holds no policy. Messages follow\n"+
+			"the tenant rules of admission (README: Security). Needs the webhook's read permissions\n"+
+			"and create, update, list and delete on reports.openreports.io; the OpenReports CRD must\n"+
+			"be installed. With -f it reads manifests and prints the Reports instead.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if done, code := parseFlags(fs, args); done {
+		return code
+	}
+	if interval <= 0 || writesPerSecond <= 0 {
+		fmt.Fprintf(stderr, "webhook report: --interval and --writes-per-second must be positive\n")
+		return exitBadInput
+	}
+	conf, err := loadConfig(configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		return exitBadInput
+	}
+	if len(paths) > 0 {
+		return printReports(paths, stdin, conf, stdout, stderr)
+	}
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		return exitBadInput
+	}
+	scheme := runtime.NewScheme()
+	if err := reportsv1alpha1.Install(scheme); err != nil {
+		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		return exitBadInput
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook report: connecting to the API server: %v\n", err)
+		return exitBadInput
+	}
+	log := zap.New(zap.WriteTo(stderr))
+	ctrl.SetLogger(log)
+	loop := &reports.Loop{
+		Read: func(ctx context.Context) (topology.State, error) {
+			ctx, cancel := context.WithTimeout(ctx, clusterReadTimeout)
+			defer cancel()
+			docs, err := clusterstate.ReadCluster(ctx, cfg, conf.table, io.Discard)
+			if err != nil {
+				return nil, err
+			}
+			return check.State(docs, conf.table)
+		},
+		Config:   conf.settings,
+		Writer:   &reports.Writer{Client: c, Limiter: flowcontrol.NewTokenBucketRateLimiter(float32(writesPerSecond), max(1, int(writesPerSecond)))},
+		Interval: interval,
+		Log:      log,
+	}
+	log.Info("writing reports", "version", buildVersion(), "interval", interval.String(), "writesPerSecond", writesPerSecond)
+	if once {
+		if _, err := loop.Round(context.Background()); err != nil {
+			fmt.Fprintf(stderr, "webhook report: %v\n", err)
+			return exitDenied
+		}
+		return exitOK
+	}
+	loop.Run(ctrl.SetupSignalHandler())
+	return exitOK
+}
+
+// printReports prints, as YAML documents, the Reports the manifests' policies would get.
+func printReports(paths []string, stdin io.Reader, conf *configuration, stdout, stderr io.Writer) int {
+	docs, err := manifests.Read(paths, stdin)
+	if err == nil {
+		var state topology.State
+		if state, err = check.State(docs, conf.table); err == nil {
+			built := reports.Build(state, conf.settings)
+			for _, namespace := range sortedKeys(built) {
+				var data []byte
+				if data, err = yaml.Marshal(built[namespace]); err != nil {
+					break
+				}
+				fmt.Fprintf(stdout, "---\n%s", data)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		return exitBadInput
+	}
+	return exitOK
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

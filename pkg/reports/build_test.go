@@ -1,0 +1,63 @@
+package reports
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+)
+
+// TestBuild: each namespace's Report, as a golden file; app's says that its Gateway policy
+// conflicts with, and its route policy is overridden by, a ColorPolicy in namespace
+// payments, and holds neither that policy's name nor its value. With
+// messages.revealOtherNamespaces it names both.
+func TestBuild(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		config *rules.Config
+	}{
+		{"want.yaml", nil},
+		{"want-revealed.yaml", &rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true}}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			snap, _, err := check.StateFromFiles([]string{filepath.Join("testdata", "tenants", "in.yaml")}, kinds.BuiltinKindTable())
+			require.NoError(t, err)
+			built := Build(snap, tc.config)
+			require.ElementsMatch(t, []string{"app", "payments"}, keys(built))
+			var out strings.Builder
+			for _, namespace := range sortedNamespaces(built) {
+				data, err := yaml.Marshal(built[namespace])
+				require.NoError(t, err)
+				out.WriteString("---\n")
+				out.Write(data)
+			}
+			testkit.Golden(t, filepath.Join("testdata", "tenants", tc.golden), out.String())
+			app, err := yaml.Marshal(built["app"])
+			require.NoError(t, err)
+			if tc.config == nil {
+				assert.NotContains(t, string(app), "payments-secret-policy")
+				assert.NotContains(t, string(app), "payments-internal-token-abc123")
+			} else {
+				assert.Contains(t, string(app), "payments-secret-policy")
+			}
+			assert.Equal(t, built, Build(snap, tc.config), "a function of the state")
+		})
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := []string{}
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
