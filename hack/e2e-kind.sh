@@ -49,7 +49,9 @@ if [ -n "${CERT_MANAGER:-}" ]; then
 fi
 
 step "deploying the webhook ($overlay overlay), the image set by kustomize"
-deploy_webhook "$overlay" "$IMAGE_NAME" "$IMAGE_TAG"
+reports=
+[ "$overlay" = cert-manager ] && reports=with-reports
+deploy_webhook "$overlay" "$IMAGE_NAME" "$IMAGE_TAG" $reports
 
 step "running the e2e suite"
 run_suite

@@ -11,12 +11,20 @@ install_crds() {
   kubectl apply --server-side -f "$REPO/test/crds/" >/dev/null
 }
 
-# deploy_webhook OVERLAY IMAGE_NAME IMAGE_TAG: `kubectl apply -k` of an overlay whose only
-# change to deploy/overlays/OVERLAY is the image (kustomize images:), then the rollout.
+# deploy_webhook OVERLAY IMAGE_NAME IMAGE_TAG [with-reports]: `kubectl apply -k` of an
+# overlay whose only change to deploy/overlays/OVERLAY is the image (kustomize images:), then
+# the rollout. with-reports adds deploy/components/reports, after the OpenReports CRD its
+# module ships, as the README's Reports section says.
 deploy_webhook() {
-  local overlay="$1" name="$2" tag="$3" dir="$REPO/.local/deploy-$1"
+  local overlay="$1" name="$2" tag="$3" reports="${4:-}" dir="$REPO/.local/deploy-$1" components=""
   if [ "$overlay" = plain-certs ]; then
     (cd "$REPO" && go run ./certs)
+  fi
+  if [ "$reports" = with-reports ]; then
+    local openreports
+    openreports="$(cd "$REPO" && go list -m -f '{{.Dir}}' github.com/openreports/reports-api)"
+    kubectl apply --server-side -f "$openreports/config/crd/openreports.io_reports.yaml" >/dev/null
+    components=$'components:\n- ../../deploy/components/reports'
   fi
   mkdir -p "$dir"
   cat >"$dir/kustomization.yaml" <<YAML
@@ -24,6 +32,7 @@ apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
 - ../../deploy/overlays/$overlay
+$components
 images:
 - name: policyattachment/webhook
   newName: $name
@@ -31,6 +40,9 @@ images:
 YAML
   kubectl apply -k "$dir"
   kubectl -n policyattachment-system rollout status deployment/policyattachment-webhook --timeout=180s
+  if [ -n "$components" ]; then
+    kubectl -n policyattachment-system rollout status deployment/policyattachment-reports --timeout=180s
+  fi
   # With cert-manager, cainjector fills the caBundles a moment after the configurations exist;
   # until then the API server cannot call the webhook, and validation fails closed.
   local kind

@@ -41,7 +41,13 @@ const (
 // render runs `kubectl kustomize` on a folder of deploy/ and indexes the objects by kind/name.
 func render(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	out, err := exec.Command("kubectl", "kustomize", filepath.Join("..", "..", "deploy", dir)).CombinedOutput()
+	return renderPath(t, filepath.Join("..", "..", "deploy", dir))
+}
+
+// renderPath is render of any folder.
+func renderPath(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	out, err := exec.Command("kubectl", "kustomize", path).CombinedOutput()
 	require.NoError(t, err, string(out))
 	objs := map[string][]byte{}
 	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
@@ -253,4 +259,42 @@ func pluralOf(kind string) string {
 		return strings.TrimSuffix(lower, "y") + "ies"
 	}
 	return lower + "s"
+}
+
+// TestReportsComponent: the opt-in reports writer runs as its own ServiceAccount, which
+// reads what the webhook reads and writes nothing but Reports; the admission pods' role
+// gains no write. One replica, the same image and config as the webhook.
+func TestReportsComponent(t *testing.T) {
+	objs := renderPath(t, filepath.Join("testdata", "with-reports"))
+	var d appsv1.Deployment
+	decode(t, objs, "Deployment/policyattachment-reports", &d)
+	assert.Equal(t, int32(1), *d.Spec.Replicas)
+	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, d.Spec.Strategy.Type, "never two writers")
+	pod := d.Spec.Template.Spec
+	assert.Equal(t, "policyattachment-reports", pod.ServiceAccountName)
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	assert.Equal(t, "report", c.Args[0])
+	assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
+	assert.True(t, *pod.SecurityContext.RunAsNonRoot)
+
+	var webhook appsv1.Deployment
+	decode(t, objs, "Deployment/policyattachment-webhook", &webhook)
+	assert.Equal(t, webhook.Spec.Template.Spec.Containers[0].Image, c.Image)
+	assert.Equal(t, webhook.Spec.Template.Spec.Volumes[1].ConfigMap.Name, pod.Volumes[0].ConfigMap.Name, "the webhook's config, by its generated name")
+
+	var write rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-reports-write", &write)
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"openreports.io"}, Resources: []string{"reports"},
+		Verbs: []string{"get", "list", "create", "update", "delete"}}}, write.Rules)
+	for _, name := range []string{"policyattachment-reports-read", "policyattachment-reports-read-discovered", "policyattachment-reports-write"} {
+		var b rbacv1.ClusterRoleBinding
+		decode(t, objs, "ClusterRoleBinding/"+name, &b)
+		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "policyattachment-reports", Namespace: namespace}}, b.Subjects, name)
+	}
+	var read rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-webhook", &read)
+	for _, rule := range read.Rules {
+		assert.Subset(t, []string{"get", "list", "watch"}, rule.Verbs, "the webhook's role stays read-only")
+	}
 }
