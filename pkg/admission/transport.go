@@ -218,7 +218,7 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if in.Request != nil {
 		req = in.Request.admissionRequest()
 		if len(in.Request.UserInfo) > 0 {
-			ctx = context.WithValue(ctx, userInfoKey{}, in.Request.UserInfo)
+			ctx = context.WithValue(ctx, userInfoKey{}, &in.Request.UserInfo) // a pointer: no copy boxed
 		}
 	}
 	resp := d.handle(ctx, req)
@@ -312,8 +312,8 @@ func requestUser(ctx context.Context, req admission.Request) authenticationv1.Us
 		return req.UserInfo
 	}
 	var u authenticationv1.UserInfo
-	if raw, ok := ctx.Value(userInfoKey{}).(bodyView); ok {
-		_ = json.Unmarshal(raw, &u) // the API server sends a well-formed one; a broken one names nobody
+	if raw, ok := ctx.Value(userInfoKey{}).(*bodyView); ok {
+		_ = json.Unmarshal(*raw, &u) // the API server sends a well-formed one; a broken one names nobody
 	}
 	return u
 }

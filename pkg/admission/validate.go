@@ -102,7 +102,8 @@ func recordRelaxed(p *policy.Policy, verdict rules.Verdict) {
 // so the log reveals no more of other namespaces than the requester was told. A clean
 // review logs nothing.
 func logVerdict(ctx context.Context, req admission.Request, p *policy.Policy, verdict rules.Verdict) {
-	if verdict.Allowed() && len(verdict.Relaxed) == 0 {
+	log := logf.FromContext(ctx)
+	if (verdict.Allowed() && len(verdict.Relaxed) == 0) || !log.Enabled() {
 		return
 	}
 	msg, found := "denied", verdict.Denials
@@ -127,7 +128,7 @@ func logVerdict(ctx context.Context, req admission.Request, p *policy.Policy, ve
 	if modes != nil {
 		kv = append(kv, "modes", modes)
 	}
-	logf.FromContext(ctx).Info(msg, append(kv, "denials", denials)...)
+	log.Info(msg, append(kv, "denials", denials)...)
 }
 
 // checkRequest rejects a review that carries no request: answering "allowed" to an empty
