@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
@@ -16,57 +16,64 @@ import (
 // clusterReadTimeout bounds reading a cluster for an audit.
 const clusterReadTimeout = 5 * time.Minute
 
-func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("audit", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newAuditCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
-	flags.register(fs)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster to audit when no -f is given (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: webhook audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json]\n\n"+
-			"Reports the stored policies the rules would deny today: policies created before the\n"+
-			"webhook was installed, while it was down or failing open, or while their rule was in\n"+
-			"Warn or DryRun. Policies are replayed oldest first (GEP-713 order), each judged\n"+
-			"against every other object and the older policies that pass: of two conflicting\n"+
-			"policies, the younger is reported. Reads the cluster (every namespace; needs the\n"+
-			"webhook's read permissions) unless -f names manifests. Messages name policies in\n"+
-			"every namespace. Exit 0 when nothing would be denied, 1 when something would,\n"+
-			"2 on unusable input or an unreachable cluster.\n\nFlags:\n")
-		fs.PrintDefaults()
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json|yaml]",
+		Short: "Find the stored policies the rules would deny today",
+		Long: "Reports the stored policies the rules would deny today: policies created before the\n" +
+			"webhook was installed, while it was down or failing open, or while their rule was in\n" +
+			"Warn or DryRun. Policies are replayed oldest first (GEP-713 order), each judged\n" +
+			"against every other object and the older policies that pass: of two conflicting\n" +
+			"policies, the younger is reported. Reads the cluster (every namespace; needs the\n" +
+			"webhook's read permissions) unless -f names manifests. Messages name policies in\n" +
+			"every namespace. Exit 0 when nothing would be denied, 1 when something would,\n" +
+			"2 on unusable input or an unreachable cluster.",
+		RunE: func(*cobra.Command, []string) error {
+			*code = runAudit(flags, kubeconfig, s)
+			return nil
+		},
 	}
-	if done, code := parseFlags(fs, args); done {
-		return code
-	}
-	if !flags.checkOutput("audit", stderr) {
+	flags.register(cmd.Flags())
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to audit when no -f is given (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
+	return cmd
+}
+
+func runAudit(flags offlineFlags, kubeconfig string, s streams) int {
+	if !flags.checkOutput("audit", s.err) {
 		return exitBadInput
 	}
 	conf, err := loadConfig(flags.configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook audit: %v\n", err)
+		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
 		return exitBadInput
 	}
 	var docs []manifests.Document
 	if len(flags.paths) > 0 {
-		docs, err = manifests.Read(flags.paths, stdin)
+		docs, err = manifests.Read(flags.paths, s.in)
 	} else {
-		docs, err = readCluster(*kubeconfig, conf, stderr)
+		docs, err = readCluster(kubeconfig, conf, s.err)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook audit: %v\n", err)
+		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
 		return exitBadInput
 	}
 	report, err := check.Audit(docs, conf.table, conf.settings)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook audit: %v\n", err)
+		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
 		return exitBadInput
 	}
-	if flags.output == "json" {
-		err = check.WriteAuditJSON(stdout, report)
-	} else {
-		err = check.WriteAuditText(stdout, report)
+	switch flags.output {
+	case "json":
+		err = check.WriteAuditJSON(s.out, report)
+	case "yaml":
+		err = writeStructured(s.out, "yaml", report)
+	default:
+		err = check.WriteAuditText(s.out, report)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook audit: writing output: %v\n", err)
+		fmt.Fprintf(s.err, "webhook audit: writing output: %v\n", err)
 		return exitBadInput
 	}
 	if report.Summary.Findings > 0 {

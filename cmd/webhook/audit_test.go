@@ -71,16 +71,16 @@ func TestAuditCleanAndBadInput(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "0 policies audited: 0 would be denied today\n", out)
 
-	code, _, errOut := runCLI(t, "", "audit", "-f", dir, "-o", "yaml")
+	code, _, errOut := runCLI(t, "", "audit", "-f", dir, "-o", "xml")
 	assert.Equal(t, 2, code)
-	assert.Equal(t, "webhook audit: --output must be text or json, not \"yaml\"\n", errOut)
+	assert.Equal(t, "webhook audit: --output must be text, json or yaml, not \"xml\"\n", errOut)
 
 	code, _, errOut = runCLI(t, "", "audit", "--kubeconfig", filepath.Join(dir, "missing-kubeconfig"))
 	assert.Equal(t, 2, code)
 	assert.True(t, strings.HasPrefix(errOut, "webhook audit: "), errOut)
 	assert.Contains(t, errOut, "missing-kubeconfig")
 
-	code, _, errOut = runCLI(t, "", "audit", "--help")
+	code, out, _ = runCLI(t, "", "audit", "--help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, errOut, "of two conflicting\npolicies, the younger is reported")
+	assert.Contains(t, out, "of two conflicting\npolicies, the younger is reported")
 }

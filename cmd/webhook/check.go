@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
@@ -13,40 +13,47 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
-func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newCheckCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
-	flags.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: webhook check -f PATH [-f PATH]... [--config FILE] [-o text|json]\n\n"+
-			"Admits the policies in the manifests one by one, in document order, against every\n"+
-			"non-policy object and the policies admitted before them. Exit 0 when all are allowed,\n"+
-			"1 when any is denied, 2 on unusable input.\n\nFlags:\n")
-		fs.PrintDefaults()
+	cmd := &cobra.Command{
+		Use:   "check -f PATH [-f PATH]... [--config FILE] [-o text|json|yaml]",
+		Short: "Judge the policies in manifests offline, as the API server would admit them",
+		Long: "Admits the policies in the manifests one by one, in document order, against every\n" +
+			"non-policy object and the policies admitted before them, and prints each verdict with\n" +
+			"the annotations the mutating webhook would write. Exit 0 when all are allowed, 1 when\n" +
+			"any is denied, 2 on unusable input.",
+		RunE: func(*cobra.Command, []string) error {
+			*code = runCheck(flags, s)
+			return nil
+		},
 	}
-	if done, code := parseFlags(fs, args); done {
-		return code
-	}
-	if !flags.checkOutput("check", stderr) {
+	flags.register(cmd.Flags())
+	return cmd
+}
+
+func runCheck(flags offlineFlags, s streams) int {
+	if !flags.checkOutput("check", s.err) {
 		return exitBadInput
 	}
-	conf, docs, ok := loadInputs("check", flags.paths, flags.configFile, stdin, stderr)
+	conf, docs, ok := loadInputs("check", flags.paths, flags.configFile, s.in, s.err)
 	if !ok {
 		return exitBadInput
 	}
 	report, err := check.Run(docs, conf.table, conf.settings)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook check: %v\n", err)
+		fmt.Fprintf(s.err, "webhook check: %v\n", err)
 		return exitBadInput
 	}
-	if flags.output == "json" {
-		err = check.WriteJSON(stdout, report)
-	} else {
-		err = check.WriteText(stdout, report)
+	switch flags.output {
+	case "json":
+		err = check.WriteJSON(s.out, report)
+	case "yaml":
+		err = writeStructured(s.out, "yaml", report)
+	default:
+		err = check.WriteText(s.out, report)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook check: writing output: %v\n", err)
+		fmt.Fprintf(s.err, "webhook check: writing output: %v\n", err)
 		return exitBadInput
 	}
 	if report.Summary.Denied > 0 {

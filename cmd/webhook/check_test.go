@@ -256,8 +256,8 @@ func TestCheckBadInput(t *testing.T) {
 			wantErr: "webhook check: no input: pass -f with a file or folder (repeatable), or -f - for standard input\n",
 		},
 		"bad output format": {
-			args:    []string{"check", "-f", "DIR", "-o", "yaml"},
-			wantErr: "webhook check: --output must be text or json, not \"yaml\"\n",
+			args:    []string{"check", "-f", "DIR", "-o", "xml"},
+			wantErr: "webhook check: --output must be text, json or yaml, not \"xml\"\n",
 		},
 		"bad config file": {
 			files:   map[string]string{"a.yaml": gatewayAndRoute, "cfg/kinds.yml.txt": "kinds: []"},
@@ -309,13 +309,38 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 func TestHelpAndUnknownCommand(t *testing.T) {
 	code, out, _ := runCLI(t, "", "help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "webhook check -f PATH")
+	assert.Contains(t, out, "Judge the policies in manifests offline")
 	code, _, errOut := runCLI(t, "", "frobnicate")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `webhook: unknown command "frobnicate"`)
-	code, _, errOut = runCLI(t, "", "check", "--help")
+	code, out, _ = runCLI(t, "", "check", "--help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, errOut, "Usage: webhook check -f PATH")
+	assert.Contains(t, out, "Usage:\n  webhook check -f PATH")
+	code, out, errOut = runCLI(t, "")
+	assert.Equal(t, 2, code, "no command")
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "Available Commands:")
+}
+
+// TestWrongCommandLines: a misspelt flag, a missing value or a stray argument says what was
+// wrong and shows the command's usage on stderr, exit 2: in a Deployment, a typo in the args
+// is a log line, not a silent CrashLoopBackOff.
+func TestWrongCommandLines(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--outptu", "json"}, "webhook check: unknown flag: --outptu\n\nUsage:\n  webhook check -f PATH"},
+		{[]string{"serve", "--port"}, "webhook serve: flag needs an argument: --port\n\nUsage:\n  webhook serve"},
+		{[]string{"serve", "--port", "https"}, "webhook serve: invalid argument \"https\" for \"--port\" flag"},
+		{[]string{"explain", "stray"}, "webhook explain: unknown command \"stray\" for \"webhook explain\"\n\nUsage:\n  webhook explain"},
+		{[]string{"version", "--bogus"}, "webhook version: unknown flag: --bogus"},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		assert.Equal(t, 2, code, tc.args)
+		assert.Empty(t, out, tc.args)
+		assert.True(t, strings.HasPrefix(errOut, tc.want), "%v:\n%s", tc.args, errOut)
+	}
 }
 
 // TestReadmeExampleIsReal keeps the README's sample output equal to what the binary prints.

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
@@ -15,54 +15,57 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
-func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("explain", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newExplainCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
-	flags.register(fs)
-	target := fs.String("target", "", "only paths through one object: KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: webhook explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json]\n\n"+
-			"Reads the manifests as the cluster state (every policy in them, as if stored) and prints\n"+
-			"the effective policy of every policy kind on every context path (or those through\n"+
-			"--target), with the policy that supplied each setting, and each policy's impact status\n"+
-			"over the whole state. Use `webhook check` for what would be admitted.\n\nFlags:\n")
-		fs.PrintDefaults()
+	var target string
+	cmd := &cobra.Command{
+		Use:   "explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json|yaml]",
+		Short: "Print the effective policies and each policy's impact, for manifests read as the cluster state",
+		Long: "Reads the manifests as the cluster state (every policy in them, as if stored) and prints\n" +
+			"the effective policy of every policy kind on every context path (or those through\n" +
+			"--target), with the policy that supplied each setting, and each policy's impact status\n" +
+			"(Enforced, PartiallyEnforced, Overridden, NoTargets) over the whole state. Use\n" +
+			"`webhook check` for what would be admitted. Exit 0, or 2 on unusable input.",
+		RunE: func(*cobra.Command, []string) error {
+			*code = runExplain(flags, target, s)
+			return nil
+		},
 	}
-	if done, code := parseFlags(fs, args); done {
-		return code
-	}
-	if !flags.checkOutput("explain", stderr) {
+	flags.register(cmd.Flags())
+	cmd.Flags().StringVar(&target, "target", "", "only paths through one object: KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
+	return cmd
+}
+
+func runExplain(flags offlineFlags, target string, s streams) int {
+	if !flags.checkOutput("explain", s.err) {
 		return exitBadInput
 	}
 	var key *policy.TargetKey
-	if *target != "" {
-		k, err := topology.ParseTarget(*target)
+	if target != "" {
+		k, err := topology.ParseTarget(target)
 		if err != nil {
-			fmt.Fprintf(stderr, "webhook explain: --target: %v\n", err)
+			fmt.Fprintf(s.err, "webhook explain: --target: %v\n", err)
 			return exitBadInput
 		}
 		key = &k
 	}
-	conf, docs, ok := loadInputs("explain", flags.paths, flags.configFile, stdin, stderr)
+	conf, docs, ok := loadInputs("explain", flags.paths, flags.configFile, s.in, s.err)
 	if !ok {
 		return exitBadInput
 	}
 	snap, err := check.State(docs, conf.table)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook explain: %v\n", err)
+		fmt.Fprintf(s.err, "webhook explain: %v\n", err)
 		return exitBadInput
 	}
 	ex := impact.Explain(snap, conf.table, key)
-	if flags.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(ex)
+	if flags.output == "text" {
+		err = writeExplanation(s.out, ex)
 	} else {
-		err = writeExplanation(stdout, ex)
+		err = writeStructured(s.out, flags.output, ex)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook explain: writing output: %v\n", err)
+		fmt.Fprintf(s.err, "webhook explain: writing output: %v\n", err)
 		return exitBadInput
 	}
 	return exitOK

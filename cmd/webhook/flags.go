@@ -1,15 +1,16 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 )
 
-// offlineFlags are the flags `check` and `explain` share: the manifests, the kind table
-// and the output format.
+// offlineFlags are the flags `check`, `explain` and `audit` share: the manifests, the kind
+// table and the output format.
 type offlineFlags struct {
 	paths      []string
 	configFile string
@@ -19,26 +20,30 @@ type offlineFlags struct {
 func (o *offlineFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&o.paths, "filename", "f", nil, "file or folder of manifests (repeatable; folders are read recursively, \"-\" reads standard input)")
 	fs.StringVar(&o.configFile, "config", "", configFlagHelp)
-	fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 }
 
-// checkOutput reports an output format other than text or json.
+// checkOutput reports an output format other than text, json or yaml.
 func (o *offlineFlags) checkOutput(cmd string, stderr io.Writer) bool {
-	if o.output != "text" && o.output != "json" {
-		fmt.Fprintf(stderr, "webhook %s: --output must be text or json, not %q\n", cmd, o.output)
-		return false
+	switch o.output {
+	case "text", "json", "yaml":
+		return true
 	}
-	return true
+	fmt.Fprintf(stderr, "webhook %s: --output must be text, json or yaml, not %q\n", cmd, o.output)
+	return false
 }
 
-// parseFlags parses args; done is set when the command must return code at once (--help
-// answers 0, a bad flag 2).
-func parseFlags(fs *pflag.FlagSet, args []string) (done bool, code int) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return true, exitOK
+// writeStructured writes v as indented JSON or as YAML.
+func writeStructured(w io.Writer, format string, v any) error {
+	if format == "yaml" {
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return err
 		}
-		return true, exitBadInput
+		_, err = w.Write(data)
+		return err
 	}
-	return false, 0
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

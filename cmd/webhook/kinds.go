@@ -1,39 +1,47 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
-func runKinds(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("kinds", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configFile := fs.String("config", "", configFlagHelp)
-	output := fs.StringP("output", "o", "text", "output format: text (a Markdown table) or json")
-	if done, code := parseFlags(fs, args); done {
-		return code
+func newKindsCommand(s streams, code *int) *cobra.Command {
+	var configFile, output string
+	cmd := &cobra.Command{
+		Use:   "kinds [--config FILE] [-o text|json|yaml]",
+		Short: "Print the kind table: every policy kind known and what is enforced for it",
+		Long: "Prints the kind table: the built-in rows plus those of --config, as a Markdown table\n" +
+			"(text) or as the rows themselves (json, yaml). Kinds discovered from CRD labels at run\n" +
+			"time are not listed.",
+		RunE: func(*cobra.Command, []string) error {
+			*code = runKinds(configFile, output, s)
+			return nil
+		},
 	}
-	conf, err := loadConfig(*configFile)
+	cmd.Flags().StringVar(&configFile, "config", "", configFlagHelp)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text (a Markdown table), json or yaml")
+	return cmd
+}
+
+func runKinds(configFile, output string, s streams) int {
+	conf, err := loadConfig(configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook kinds: %v\n", err)
+		fmt.Fprintf(s.err, "webhook kinds: %v\n", err)
 		return exitBadInput
 	}
-	switch *output {
-	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(conf.table.Rows()); err != nil {
+	switch output {
+	case "json", "yaml":
+		if err := writeStructured(s.out, output, conf.table.Rows()); err != nil {
+			fmt.Fprintf(s.err, "webhook kinds: writing output: %v\n", err)
 			return exitBadInput
 		}
 	case "text":
-		fmt.Fprint(stdout, kinds.KindTableMarkdown(conf.table))
+		fmt.Fprint(s.out, kinds.KindTableMarkdown(conf.table))
 	default:
-		fmt.Fprintf(stderr, "webhook kinds: --output must be text or json, not %q\n", *output)
+		fmt.Fprintf(s.err, "webhook kinds: --output must be text, json or yaml, not %q\n", output)
 		return exitBadInput
 	}
 	return exitOK

@@ -2,9 +2,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes shared by the subcommands.
@@ -14,69 +17,95 @@ const (
 	exitBadInput = 2
 )
 
-const usage = `webhook: admission control for Gateway API policy attachment (GEP-713).
-
-Usage:
-  webhook check -f PATH [-f PATH]... [--config FILE] [-o text|json]
-      Judge every policy in the manifests offline, in document order, as the API server
-      would admit them. Exit 0 if all are allowed, 1 if any is denied, 2 on unusable input.
-  webhook explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json]
-      Read the manifests as the cluster state (every policy, as if stored) and print the
-      effective policy of every policy kind on every context path, the policy behind each
-      setting, and each policy's impact status (Enforced, PartiallyEnforced, Overridden,
-      NoTargets). Exit 0, or 2 on unusable input.
-  webhook audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json]
-      Find the stored policies the rules would deny today (created before the webhook was
-      installed, while it was down, or under Warn/DryRun): replays the cluster's policies
-      (or the manifests') in GEP-713 order, oldest first. Exit 0 if none, 1 if any, 2 on
-      unusable input or an unreachable cluster.
-  webhook serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]
-      Serve the validating and mutating admission webhook over HTTPS (/validate, /mutate,
-      /healthz, /readyz, /metrics), judging against its own indexed view of the cluster (a list and watch per kind), and
-      audit the stored policies periodically (--audit-interval).
-  webhook report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE]
-      Write each namespace's current truth as an OpenReports Report (openreports.io/v1alpha1):
-      each policy's impact now, and what the audit would deny today; rewritten only when a
-      result changes. With -f PATH, print the Reports for manifests instead.
-  webhook kinds [--config FILE] [-o text|json]
-      Print the kind table: every policy kind known and what is enforced for it.
-  webhook version
-      Print the version the binary was built as.
-  webhook help
-      Print this text.
-
-Run "webhook COMMAND --help" for a command's flags.
-`
+// streams are where a command reads and writes; tests give buffers.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run executes one command line and returns its exit code: a command's own (0, 1, 2 as
+// each documents), or 2 when the line itself is wrong (an unknown command or flag, a
+// missing value), after printing what was wrong and the command's usage.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+	code := exitOK
+	root := newRootCommand(streams{stdin, stdout, stderr}, &code)
+	root.SetArgs(args)
+	if cmd, err := root.ExecuteC(); err != nil {
+		if !errors.As(err, new(printedError)) {
+			_ = usageError(cmd, err) // an unknown command
+		}
 		return exitBadInput
 	}
-	switch args[0] {
-	case "check":
-		return runCheck(args[1:], stdin, stdout, stderr)
-	case "explain":
-		return runExplain(args[1:], stdin, stdout, stderr)
-	case "audit":
-		return runAudit(args[1:], stdin, stdout, stderr)
-	case "report":
-		return runReport(args[1:], stdin, stdout, stderr)
-	case "serve":
-		return runServe(args[1:], stdout, stderr)
-	case "kinds":
-		return runKinds(args[1:], stdout, stderr)
-	case "version":
-		return runVersion(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	default:
-		fmt.Fprintf(stderr, "webhook: unknown command %q\n\n%s", args[0], usage)
-		return exitBadInput
+	return code
+}
+
+func newRootCommand(s streams, code *int) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "webhook",
+		Short: "Admission control for Gateway API policy attachment (GEP-713)",
+		Long: "webhook: admission control for Gateway API policy attachment (GEP-713).\n\n" +
+			"It denies malformed targetRefs, cross-namespace references without a ReferenceGrant,\n" +
+			"more than one merge strategy and same-level conflicts, and predicts each accepted\n" +
+			"policy's effect. The same rules run offline (check, explain), against a cluster\n" +
+			"(audit, report) and as the admission webhook (serve).",
+		Version:       buildVersion(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(s.err)
+			_ = cmd.Usage()
+			*code = exitBadInput
+			return nil
+		},
+	}
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.SetVersionTemplate("webhook {{.Version}}\n")
+	// A wrong command line says what was wrong, then how the command is used, on stderr.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError(cmd, err)
+	})
+	root.AddCommand(
+		newCheckCommand(s, code),
+		newExplainCommand(s, code),
+		newAuditCommand(s, code),
+		newReportCommand(s, code),
+		newServeCommand(s, code),
+		newKindsCommand(s, code),
+		newVersionCommand(s),
+	)
+	for _, c := range root.Commands() {
+		c.Args = wrongArgs(c.Args)
+	}
+	return root
+}
+
+// printedError is a command-line error already shown to the user.
+type printedError struct{ error }
+
+// usageError prints err and the command's usage on stderr.
+func usageError(cmd *cobra.Command, err error) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n\n", cmd.CommandPath(), err)
+	cmd.SetOut(cmd.ErrOrStderr())
+	_ = cmd.Usage()
+	return printedError{err}
+}
+
+// wrongArgs makes a positional-argument check print what was wrong and the usage.
+func wrongArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		check = cobra.NoArgs
+	}
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError(cmd, err)
+		}
+		return nil
 	}
 }

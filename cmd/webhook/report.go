@@ -8,7 +8,7 @@ import (
 	"time"
 
 	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,40 +23,48 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
-func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		paths                  []string
-		configFile, kubeconfig string
-		interval               time.Duration
-		once                   bool
-		writesPerSecond        float64
-	)
-	fs.StringArrayVarP(&paths, "filename", "f", nil, "print the Reports for these manifests (as if stored) as YAML instead of writing them to a cluster (repeatable; \"-\" reads standard input)")
-	fs.StringVar(&configFile, "config", "", configFlagHelp)
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
-	fs.DurationVar(&interval, "interval", time.Minute, "how often to read the cluster and write the Reports that changed")
-	fs.BoolVar(&once, "once", false, "write one round and exit (for a CronJob or a script); exit 1 if it failed")
-	fs.Float64Var(&writesPerSecond, "writes-per-second", 5, "at most this many Report creates, updates and deletes per second")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: webhook report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE]\n"+
-			"       webhook report -f PATH [-f PATH]... [--config FILE]\n\n"+
-			"Writes what is true now of each namespace's policies as an OpenReports Report\n"+
-			"(openreports.io/v1alpha1, named policyattachment, labelled\n"+
-			"app.kubernetes.io/managed-by=policyattachment-webhook) in that namespace: one result\n"+
-			"per policy with its current impact (pass when enforced on every path, warn when\n"+
-			"overridden anywhere or reaching nothing) and one per audit finding (fail when\n"+
-			"admission would deny it today, warn under Warn or DryRun). A Report is rewritten only\n"+
-			"when a result changed, and deleted when its namespace holds no policy. Messages follow\n"+
-			"the tenant rules of admission (README: Security). Needs the webhook's read permissions\n"+
-			"and create, update, list and delete on reports.openreports.io; the OpenReports CRD must\n"+
-			"be installed. With -f it reads manifests and prints the Reports instead.\n\nFlags:\n")
-		fs.PrintDefaults()
+type reportFlags struct {
+	paths                  []string
+	configFile, kubeconfig string
+	interval               time.Duration
+	once                   bool
+	writesPerSecond        float64
+}
+
+func newReportCommand(s streams, code *int) *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE] | report -f PATH [-f PATH]...",
+		Short: "Write each namespace's current truth as an OpenReports Report",
+		Long: "Writes what is true now of each namespace's policies as an OpenReports Report\n" +
+			"(openreports.io/v1alpha1, named policyattachment, labelled\n" +
+			"app.kubernetes.io/managed-by=policyattachment-webhook) in that namespace: one result\n" +
+			"per policy with its current impact (pass when enforced on every path, warn when\n" +
+			"overridden anywhere or reaching nothing) and one per audit finding (fail when\n" +
+			"admission would deny it today, warn under Warn or DryRun). A Report is rewritten only\n" +
+			"when a result changed, and deleted when its namespace holds no policy. Messages follow\n" +
+			"the tenant rules of admission (README: Security). Needs the webhook's read permissions\n" +
+			"and get, list, create, update and delete on reports.openreports.io; the OpenReports CRD\n" +
+			"must be installed. With -f it reads manifests and prints the Reports instead. With\n" +
+			"--once, exit 1 when the round failed.",
+		RunE: func(*cobra.Command, []string) error {
+			*code = runReport(f, s)
+			return nil
+		},
 	}
-	if done, code := parseFlags(fs, args); done {
-		return code
-	}
+	fs := cmd.Flags()
+	fs.StringArrayVarP(&f.paths, "filename", "f", nil, "print the Reports for these manifests (as if stored) as YAML instead of writing them to a cluster (repeatable; \"-\" reads standard input)")
+	fs.StringVar(&f.configFile, "config", "", configFlagHelp)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.DurationVar(&f.interval, "interval", time.Minute, "how often to read the cluster and write the Reports that changed")
+	fs.BoolVar(&f.once, "once", false, "write one round and exit (for a CronJob or a script); exit 1 if it failed")
+	fs.Float64Var(&f.writesPerSecond, "writes-per-second", 5, "at most this many Report creates, updates and deletes per second")
+	return cmd
+}
+
+func runReport(f reportFlags, s streams) int {
+	paths, configFile, kubeconfig, interval, once, writesPerSecond := f.paths, f.configFile, f.kubeconfig, f.interval, f.once, f.writesPerSecond
+	stdin, stdout, stderr := s.in, s.out, s.err
 	if interval <= 0 || writesPerSecond <= 0 {
 		fmt.Fprintf(stderr, "webhook report: --interval and --writes-per-second must be positive\n")
 		return exitBadInput

@@ -9,7 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,40 +20,53 @@ import (
 	"github.com/policyattachment/webhook/pkg/check"
 )
 
-func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
-		profilingAddress                                            string
-		port                                                        int
-		http2, liveReads                                            bool
-		auditInterval, reviewTimeout, shutdownDelay                 time.Duration
-	)
-	fs.StringVar(&host, "host", "", "address to listen on (all interfaces when empty)")
-	fs.IntVar(&port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
-	fs.StringVar(&certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder holding tls.crt and tls.key; reloaded when they change")
-	fs.StringVar(&tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
-	fs.BoolVar(&http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
-	fs.BoolVar(&liveReads, "live-reads", true, "when the cache has no other policy at a target, list that kind from the API server first (protects against a policy another replica just admitted; costs a List per such review; safe to turn off with one replica)")
-	fs.StringVar(&configFile, "config", "", configFlagHelp)
-	fs.DurationVar(&reviewTimeout, "review-timeout", admission.DefaultReviewTimeout, "per-review deadline; a review that cannot finish in time is refused with a message saying so (keep it below the webhook configurations' timeoutSeconds)")
-	fs.DurationVar(&shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving while reporting unready, so the API server stops sending reviews before the server closes (keep it below the Pod's terminationGracePeriodSeconds)")
-	fs.DurationVar(&auditInterval, "audit-interval", 5*time.Minute, "how often to audit the stored policies (findings in the log and the policyattachment_audit_* metrics); 0 turns it off")
-	fs.StringVar(&snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
-	fs.StringVar(&profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: webhook serve [flags]\n\nServes the validating and mutating admission webhooks over HTTPS. Its view of the\n"+
-			"cluster comes from a list and watch of each kind the rules read; it is ready once every\n"+
-			"kind has been listed. In a container with a memory limit, and without GOMEMLIMIT, it\n"+
-			"gives the Go runtime a soft limit of nine tenths of it; without GOGC, it sets the\n"+
-			"collector's target to 200 (fewer collections, a shorter latency tail, more memory).\n\nFlags:\n")
-		fs.PrintDefaults()
+type serveFlags struct {
+	host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
+	profilingAddress                                            string
+	port                                                        int
+	http2, liveReads                                            bool
+	auditInterval, reviewTimeout, shutdownDelay                 time.Duration
+}
+
+func newServeCommand(s streams, code *int) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]",
+		Short: "Serve the validating and mutating admission webhooks over HTTPS",
+		Long: "Serves the validating and mutating admission webhooks over HTTPS (/validate, /mutate,\n" +
+			"/validate-namespaces, /healthz, /readyz, /metrics). Its view of the cluster comes from\n" +
+			"a list and watch of each kind the rules read; it is ready once every kind has been\n" +
+			"listed, and it audits the stored policies every --audit-interval. In a container with\n" +
+			"a memory limit, and without GOMEMLIMIT, it gives the Go runtime a soft limit of nine\n" +
+			"tenths of it; without GOGC, it sets the collector's target to 200 (fewer collections,\n" +
+			"a shorter latency tail, more memory).",
+		RunE: func(*cobra.Command, []string) error {
+			*code = runServe(f, s)
+			return nil
+		},
 	}
-	if done, code := parseFlags(fs, args); done {
-		return code
-	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.host, "host", "", "address to listen on (all interfaces when empty)")
+	fs.IntVar(&f.port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
+	fs.StringVar(&f.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder holding tls.crt and tls.key; reloaded when they change")
+	fs.StringVar(&f.tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
+	fs.BoolVar(&f.http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
+	fs.BoolVar(&f.liveReads, "live-reads", true, "when the cache has no other policy at a target, list that kind from the API server first (protects against a policy another replica just admitted; costs a List per such review; safe to turn off with one replica)")
+	fs.StringVar(&f.configFile, "config", "", configFlagHelp)
+	fs.DurationVar(&f.reviewTimeout, "review-timeout", admission.DefaultReviewTimeout, "per-review deadline; a review that cannot finish in time is refused with a message saying so (keep it below the webhook configurations' timeoutSeconds)")
+	fs.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving while reporting unready, so the API server stops sending reviews before the server closes (keep it below the Pod's terminationGracePeriodSeconds)")
+	fs.DurationVar(&f.auditInterval, "audit-interval", 5*time.Minute, "how often to audit the stored policies (findings in the log and the policyattachment_audit_* metrics); 0 turns it off")
+	fs.StringVar(&f.snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
+	fs.StringVar(&f.profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	return cmd
+}
+
+func runServe(f serveFlags, s streams) int {
+	host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom := f.host, f.certDir, f.configFile, f.kubeconfig, f.tlsMin, f.snapshotFrom
+	profilingAddress, port, http2, liveReads := f.profilingAddress, f.port, f.http2, f.liveReads
+	auditInterval, reviewTimeout, shutdownDelay := f.auditInterval, f.reviewTimeout, f.shutdownDelay
+	stderr := s.err
 	versions := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
 	minVersion, ok := versions[tlsMin]
 	if !ok {

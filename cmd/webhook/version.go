@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
 // version is set by the build (make build, make image-tar, the Dockerfile):
@@ -31,11 +32,12 @@ func buildVersion() string {
 	return "dev"
 }
 
-func runVersion(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "Usage: webhook version\n\nPrints the version the binary was built as.")
-		return exitBadInput
+func newVersionCommand(s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version the binary was built as",
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintf(s.out, "webhook %s\n", buildVersion())
+		},
 	}
-	fmt.Fprintf(stdout, "webhook %s\n", buildVersion())
-	return exitOK
 }
