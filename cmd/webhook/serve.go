@@ -22,7 +22,7 @@ import (
 
 type serveFlags struct {
 	host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
-	profilingAddress                                            string
+	profilingAddress, metricsAddress, probeAddress              string
 	port                                                        int
 	http2, liveReads                                            bool
 	auditInterval, reviewTimeout, shutdownDelay                 time.Duration
@@ -34,7 +34,8 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 		Use:   "serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]",
 		Short: "Serve the validating and mutating admission webhooks over HTTPS",
 		Long: "Serves the validating and mutating admission webhooks over HTTPS (/validate, /mutate,\n" +
-			"/validate-namespaces, /healthz, /readyz, /metrics). Its view of the cluster comes from\n" +
+			"/validate-namespaces), its probes (/healthz, /readyz) and metrics (/metrics) over plain\n" +
+			"HTTP on ports of their own. Its view of the cluster comes from\n" +
 			"a list and watch of each kind the rules read; it is ready once every kind has been\n" +
 			"listed, and it audits the stored policies every --audit-interval. In a container with\n" +
 			"a memory limit, and without GOMEMLIMIT, it gives the Go runtime a soft limit of nine\n" +
@@ -47,7 +48,9 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.host, "host", "", "address to listen on (all interfaces when empty)")
-	fs.IntVar(&f.port, "port", 9443, "HTTPS port for /validate, /healthz, /readyz and /metrics")
+	fs.IntVar(&f.port, "port", 9443, "HTTPS port for the reviews (/validate, /mutate, /validate-namespaces); it answers /healthz, /readyz and /metrics too, for tools that reach one local process")
+	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", "address of the plain-HTTP /metrics endpoint (Prometheus); \"0\" turns it off")
+	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":8081", "address of the plain-HTTP /healthz and /readyz endpoints the kubelet probes; \"0\" turns them off")
 	fs.StringVar(&f.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder holding tls.crt and tls.key; reloaded when they change")
 	fs.StringVar(&f.tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
 	fs.BoolVar(&f.http2, "enable-http2", false, "serve HTTP/2 (off by default: CVE-2023-44487)")
@@ -112,7 +115,7 @@ func runServe(f serveFlags, s streams) int {
 	srv, err := admission.NewServer(cfg, admission.Options{
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 		Table: conf.table, Config: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
-		ReviewTimeout: reviewTimeout,
+		ReviewTimeout: reviewTimeout, MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)

@@ -41,6 +41,9 @@ type Cluster struct {
 	Config  *rest.Config
 	BaseURL string      // https://host:port of the webhook
 	TLS     *tls.Config // trusts the webhook's CA
+	// MetricsURL and ProbeURL are the webhook's plain-HTTP /metrics and probe base URL,
+	// set by StartWebhook.
+	MetricsURL, ProbeURL string
 	// NoLiveReads starts the webhook judging on its cache alone.
 	NoLiveReads bool
 	// AuditInterval is the webhook's periodic audit (the first runs once it is ready);
@@ -111,8 +114,19 @@ func (c *Cluster) Stop() error {
 // channel yields Start's result once ctx ends.
 func (c *Cluster) StartWebhook(ctx context.Context, table *kinds.KindTable, log logr.Logger) (<-chan error, error) {
 	ctrllog.SetLogger(log) // controller-runtime's own components (certwatcher) log through it
+	metricsPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	probePort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	c.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	c.ProbeURL = fmt.Sprintf("http://127.0.0.1:%d", probePort)
 	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log,
-		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute)})
+		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute),
+		MetricsAddress: fmt.Sprintf("127.0.0.1:%d", metricsPort), ProbeAddress: fmt.Sprintf("127.0.0.1:%d", probePort)})
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,11 @@ type Options struct {
 	ReviewTimeout time.Duration
 	// AuditInterval is how often the stored policies are audited (0: never).
 	AuditInterval time.Duration
-	Table         *kinds.KindTable
+	// MetricsAddress serves /metrics over plain HTTP (controller-runtime's metrics server);
+	// ProbeAddress serves /healthz and /readyz. Empty or "0": not served apart (the HTTPS
+	// port serves all three either way).
+	MetricsAddress, ProbeAddress string
+	Table                        *kinds.KindTable
 	// Config holds the config file's enforcement modes and message settings (nil: defaults).
 	Config *rules.Config
 	Log    logr.Logger
@@ -72,8 +76,8 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                 runtime.NewScheme(),
 		Cache:                  cache.Options{DefaultTransform: clusterstate.TrimForRules},
-		Metrics:                metricsserver.Options{BindAddress: "0"}, // served on the HTTPS port instead
-		HealthProbeBindAddress: "0",
+		Metrics:                metricsserver.Options{BindAddress: orOff(opts.MetricsAddress)},
+		HealthProbeBindAddress: "0", // probeServer: the store's readiness, with its reasons
 		WebhookServer:          hooks,
 		Logger:                 opts.Log,
 	})
@@ -91,9 +95,22 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	if !opts.NoLiveReads {
 		v.Live = mgr.GetAPIReader()
 	}
+	if a := orOff(opts.ProbeAddress); a != "0" {
+		if err := mgr.Add(probeServer(a, store)); err != nil {
+			return nil, err
+		}
+	}
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
 	register(mgr.GetWebhookServer(), store, v, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
 	return s, nil
+}
+
+// orOff is an address, with "0" (off) for an empty one.
+func orOff(addr string) string {
+	if addr == "" {
+		return "0"
+	}
+	return addr
 }
 
 // newHooks is the HTTPS server of both `serve` modes, with opts' TLS settings.
@@ -116,7 +133,7 @@ func register(hooks webhook.Server, store *clusterstate.Store, v *Validator, gua
 	hooks.Register(PathValidate, closeWhenDraining(store, reviewHandler("validate", v)))
 	hooks.Register(PathNamespaces, closeWhenDraining(store, reviewHandler("namespaces", guard)))
 	hooks.Register(PathMutate, closeWhenDraining(store, reviewHandler("mutate", &Mutator{Store: store})))
-	hooks.Register(PathHealthz, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	hooks.Register(PathHealthz, healthz())
 	hooks.Register(PathReadyz, readyz(store))
 	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 }

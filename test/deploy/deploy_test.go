@@ -159,9 +159,23 @@ func TestBase(t *testing.T) {
 	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
 	assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
 	assert.Equal(t, []corev1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
+	// Probes and metrics on ports of their own, plain HTTP, named in the container.
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
-	assert.Equal(t, corev1.URISchemeHTTPS, c.ReadinessProbe.HTTPGet.Scheme)
+	assert.Equal(t, corev1.URISchemeHTTP, c.ReadinessProbe.HTTPGet.Scheme)
+	assert.Equal(t, "probes", c.ReadinessProbe.HTTPGet.Port.String())
 	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	assert.Equal(t, "probes", c.LivenessProbe.HTTPGet.Port.String())
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	assert.Equal(t, map[string]int32{"https": 9443, "metrics": 8080, "probes": 8081}, ports)
+	assert.Subset(t, c.Args, []string{"--port=9443", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"})
+	var svc corev1.Service
+	decode(t, objs, "Service/policyattachment-webhook", &svc)
+	require.Len(t, svc.Spec.Ports, 2)
+	assert.Equal(t, "metrics", svc.Spec.Ports[1].Name)
+	assert.Equal(t, "metrics", svc.Spec.Ports[1].TargetPort.String())
 	assert.False(t, c.Resources.Requests.Cpu().IsZero())
 	assert.False(t, c.Resources.Limits.Memory().IsZero())
 	assert.Empty(t, c.Env, "no GOMEMLIMIT: webhook serve derives a soft limit with headroom from the container's memory limit")
@@ -180,8 +194,6 @@ func TestBase(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, settings.Relaxes(), "the shipped config denies")
 
-	var svc corev1.Service
-	decode(t, objs, "Service/policyattachment-webhook", &svc)
 	assert.Equal(t, int32(443), svc.Spec.Ports[0].Port)
 	assert.Equal(t, int32(443), *vw.ClientConfig.Service.Port)
 }

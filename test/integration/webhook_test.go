@@ -146,6 +146,22 @@ func TestEndpoints(t *testing.T) {
 	// The first periodic audit runs once the caches have synced.
 	assert.Regexp(t, `(?m)^policyattachment_audit_last_run_timestamp_seconds [1-9]`, string(body))
 	assert.Regexp(t, `(?m)^policyattachment_audit_policies \d+`, string(body))
+
+	// The ports of their own: plain HTTP, what the Deployment's probes and the Service's
+	// metrics port reach.
+	for url, want := range map[string]string{cluster.ProbeURL + admission.PathHealthz: "ok", cluster.ProbeURL + admission.PathReadyz: "ok"} {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, url)
+		assert.Equal(t, want, string(body), url)
+	}
+	resp, err = http.Get(cluster.MetricsURL)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Regexp(t, `(?m)^policyattachment_audit_policies \d+`, string(body))
 }
 
 // TestImpactAnnotationLands checks the mutating webhook's annotations on the stored object.
