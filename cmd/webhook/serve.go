@@ -88,6 +88,7 @@ func runServe(f serveFlags, s streams) int {
 	log := zap.New(zap.WriteTo(stderr))
 	ctrl.SetLogger(log)
 	log.Info("starting", "version", buildVersion())
+	admission.PublishBuildInfo(buildVersion())
 	if soft := memlimit.Apply("/sys/fs/cgroup", os.Getenv); soft > 0 {
 		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
 	}

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,8 +15,12 @@ import (
 var (
 	reviewsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "policyattachment_reviews_total",
-		Help: "Admission reviews answered, by webhook, verdict (allowed|denied|errored) and reason.",
-	}, []string{"webhook", "verdict", "reason"})
+		Help: "Admission reviews answered, by webhook, verdict (allowed|denied|errored), reason, the object's API group, kind and namespace, the operation, and whether it was a dry run.",
+	}, []string{"webhook", "verdict", "reason", "group", "kind", "namespace", "operation", "dry_run"})
+	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "policyattachment_build_info",
+		Help: "Always 1; the labels say which build is running.",
+	}, []string{"version", "go_version"})
 	reviewSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "policyattachment_review_duration_seconds",
 		Help: "Time to answer one admission review, from decoded request to response.",
@@ -60,6 +65,12 @@ var (
 	})
 )
 
+// PublishBuildInfo sets policyattachment_build_info for this build.
+func PublishBuildInfo(version string) {
+	buildInfo.Reset()
+	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+}
+
 // publishAudit replaces the audit gauges with one audit's results. A policy counts once per
 // reason it would be denied for.
 func publishAudit(findings []impact.Finding, audited int, took time.Duration) {
@@ -86,5 +97,5 @@ func publishAudit(findings []impact.Finding, audited int, took time.Duration) {
 
 func init() {
 	metrics.Registry.MustRegister(reviewsTotal, reviewSeconds, reviewsInFlight, reservationsExpired, relaxedTotal, reviewTimeouts, handlerPanics,
-		auditFindings, auditPolicies, auditDuration, auditLastRun)
+		auditFindings, auditPolicies, auditDuration, auditLastRun, buildInfo)
 }

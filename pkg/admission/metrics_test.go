@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -38,15 +39,30 @@ func TestPublishAudit(t *testing.T) {
 
 // The reviews counter takes a denial's reason from the verdict, not from the text it
 // renders: the first denial's stable reason, which the response carries as an audit
-// annotation.
+// annotation. It says what was reviewed (group, kind, namespace, operation, dry run), never
+// a name or a user.
 func TestReviewsCounterLabelsTheFirstReason(t *testing.T) {
 	h := instrument("validate", validator(index.New()))
-	counter := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef)
-	before := testutil.ToFloat64(counter)
-	resp := h.Handle(context.Background(), review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", `{
+	counter := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef, kinds.GatewayGroup, "BackendTLSPolicy", "app", "CREATE", "false")
+	dryRuns := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef, kinds.GatewayGroup, "BackendTLSPolicy", "app", "CREATE", "true")
+	before, beforeDry := testutil.ToFloat64(counter), testutil.ToFloat64(dryRuns)
+	req := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", `{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p", "namespace": "app"},
-		"spec": {"targetRefs": [{"group": "", "kind": "Gateway", "name": "b1"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`))
+		"spec": {"targetRefs": [{"group": "", "kind": "Gateway", "name": "b1"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`)
+	resp := h.Handle(context.Background(), req)
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, map[string]string{AuditReason: validation.ReasonInvalidTargetRef}, resp.AuditAnnotations)
 	assert.Equal(t, before+1, testutil.ToFloat64(counter))
+
+	dry := true
+	req.DryRun = &dry
+	h.Handle(context.Background(), req)
+	assert.Equal(t, beforeDry+1, testutil.ToFloat64(dryRuns))
+	assert.Equal(t, before+1, testutil.ToFloat64(counter))
+}
+
+func TestBuildInfo(t *testing.T) {
+	PublishBuildInfo("v1.2.3")
+	assert.Equal(t, 1.0, testutil.ToFloat64(buildInfo.WithLabelValues("v1.2.3", runtime.Version())))
+	assert.Equal(t, 1, testutil.CollectAndCount(buildInfo))
 }

@@ -257,7 +257,11 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 		case !resp.Allowed:
 			verdict, reason = "denied", resp.AuditAnnotations[AuditReason]
 		}
-		reviewsTotal.WithLabelValues(name, verdict, reason).Inc()
+		dryRun := "false"
+		if req.DryRun != nil && *req.DryRun {
+			dryRun = "true"
+		}
+		reviewsTotal.WithLabelValues(name, verdict, reason, req.Kind.Group, req.Kind.Kind, req.Namespace, string(req.Operation), dryRun).Inc()
 		return resp
 	})
 }

@@ -140,7 +140,7 @@ func TestEndpoints(t *testing.T) {
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Contains(t, string(body), `policyattachment_reviews_total{reason="InvalidTargetRef",verdict="denied",webhook="validate"}`)
+	assert.Regexp(t, `policyattachment_reviews_total\{dry_run="false",group="policies.controller.io",kind="ColorPolicy",namespace="[a-z0-9-]+",operation="CREATE",reason="InvalidTargetRef",verdict="denied",webhook="validate"\} [1-9]`, string(body))
 	assert.Contains(t, string(body), "policyattachment_review_duration_seconds_bucket")
 	assert.Equal(t, "HTTP/1.1", resp.Proto, "HTTP/2 is off by default")
 	// The first periodic audit runs once the caches have synced.
