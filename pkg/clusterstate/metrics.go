@@ -1,6 +1,8 @@
 package clusterstate
 
 import (
+	"regexp"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -23,4 +25,28 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(liveReadErrors, liveReadDropped, judgesAgain)
+}
+
+// MetricNames lists the store's metric families.
+func MetricNames() []string {
+	var names []string
+	for _, c := range []prometheus.Collector{liveReadErrors, liveReadDropped, judgesAgain} {
+		names = append(names, DescribedNames(c)...)
+	}
+	return names
+}
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// DescribedNames is the names of the metric families c describes.
+func DescribedNames(c prometheus.Collector) []string {
+	descs := make(chan *prometheus.Desc, 8)
+	go func() { c.Describe(descs); close(descs) }()
+	var names []string
+	for d := range descs {
+		if m := fqName.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	return names
 }
