@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/manifests"
 )
 
@@ -18,7 +15,7 @@ const clusterReadTimeout = 5 * time.Minute
 
 func newAuditCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
-	var kubeconfig string
+	var cluster clusterFlags
 	cmd := &cobra.Command{
 		Use:   "audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json|yaml]",
 		Short: "Find the stored policies the rules would deny today",
@@ -31,16 +28,16 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 			"every namespace. Exit 0 when nothing would be denied, 1 when something would,\n" +
 			"2 on unusable input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
-			*code = runAudit(flags, kubeconfig, s)
+			*code = runAudit(flags, cluster, s)
 			return nil
 		},
 	}
 	flags.register(cmd.Flags())
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to audit when no -f is given (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
+	cluster.register(cmd.Flags())
 	return cmd
 }
 
-func runAudit(flags offlineFlags, kubeconfig string, s streams) int {
+func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
 	if !flags.checkOutput("audit", s.err) {
 		return exitBadInput
 	}
@@ -53,7 +50,7 @@ func runAudit(flags offlineFlags, kubeconfig string, s streams) int {
 	if len(flags.paths) > 0 {
 		docs, err = manifests.Read(flags.paths, s.in)
 	} else {
-		docs, err = readCluster(kubeconfig, conf, s.err)
+		docs, err = cluster.read(conf, s.err)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
@@ -80,14 +77,4 @@ func runAudit(flags offlineFlags, kubeconfig string, s streams) int {
 		return exitDenied
 	}
 	return exitOK
-}
-
-func readCluster(kubeconfig string, conf *configuration, progress io.Writer) ([]manifests.Document, error) {
-	cfg, err := restConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
-	defer cancel()
-	return clusterstate.ReadCluster(ctx, cfg, conf.table, progress)
 }

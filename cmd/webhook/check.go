@@ -15,23 +15,30 @@ import (
 
 func newCheckCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
+	var cluster clusterFlags
+	var live bool
 	cmd := &cobra.Command{
-		Use:   "check -f PATH [-f PATH]... [--config FILE] [-o text|json|yaml]",
-		Short: "Judge the policies in manifests offline, as the API server would admit them",
+		Use:   "check -f PATH [-f PATH]... [--cluster] [--config FILE] [-o text|json|yaml]",
+		Short: "Judge the policies in manifests, as the API server would admit them",
 		Long: "Admits the policies in the manifests one by one, in document order, against every\n" +
 			"non-policy object and the policies admitted before them, and prints each verdict with\n" +
-			"the annotations the mutating webhook would write. Exit 0 when all are allowed, 1 when\n" +
-			"any is denied, 2 on unusable input.",
+			"the annotations the mutating webhook would write. With --cluster, against the live\n" +
+			"cluster's objects and policies too (what a pull request would do if merged now: a\n" +
+			"manifest's policy updates the stored one of its name, or is created after every\n" +
+			"stored one); it reads the cluster with the webhook's read permissions. Exit 0 when all\n" +
+			"are allowed, 1 when any is denied, 2 on unusable input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
-			*code = runCheck(flags, s)
+			*code = runCheck(flags, live, cluster, s)
 			return nil
 		},
 	}
 	flags.register(cmd.Flags())
+	cmd.Flags().BoolVar(&live, "cluster", false, "judge against the live cluster's objects and policies too (the connection flags below say which cluster)")
+	cluster.register(cmd.Flags())
 	return cmd
 }
 
-func runCheck(flags offlineFlags, s streams) int {
+func runCheck(flags offlineFlags, live bool, cluster clusterFlags, s streams) int {
 	if !flags.checkOutput("check", s.err) {
 		return exitBadInput
 	}
@@ -39,7 +46,16 @@ func runCheck(flags offlineFlags, s streams) int {
 	if !ok {
 		return exitBadInput
 	}
-	report, err := check.Run(docs, conf.table, conf.settings)
+	var report *check.Report
+	var err error
+	if live {
+		var stored []manifests.Document
+		if stored, err = cluster.read(conf, s.err); err == nil {
+			report, err = check.RunOnto(stored, docs, conf.table, conf.settings)
+		}
+	} else {
+		report, err = check.Run(docs, conf.table, conf.settings)
+	}
 	if err != nil {
 		fmt.Fprintf(s.err, "webhook check: %v\n", err)
 		return exitBadInput

@@ -309,7 +309,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 func TestHelpAndUnknownCommand(t *testing.T) {
 	code, out, _ := runCLI(t, "", "help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "Judge the policies in manifests offline")
+	assert.Contains(t, out, "Judge the policies in manifests, as the API server would admit them")
 	code, _, errOut := runCLI(t, "", "frobnicate")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `webhook: unknown command "frobnicate"`)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
@@ -17,41 +18,70 @@ import (
 
 func newExplainCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
+	var cluster clusterFlags
 	var target string
+	var live bool
 	cmd := &cobra.Command{
-		Use:   "explain -f PATH [-f PATH]... [--target KIND/NAMESPACE/NAME] [--config FILE] [-o text|json|yaml]",
-		Short: "Print the effective policies and each policy's impact, for manifests read as the cluster state",
-		Long: "Reads the manifests as the cluster state (every policy in them, as if stored) and prints\n" +
-			"the effective policy of every policy kind on every context path (or those through\n" +
-			"--target), with the policy that supplied each setting, and each policy's impact status\n" +
-			"(Enforced, PartiallyEnforced, Overridden, NoTargets) over the whole state. Use\n" +
-			"`webhook check` for what would be admitted. Exit 0, or 2 on unusable input.",
+		Use:   "explain [-f PATH]... [--cluster] [--target KIND/NAME [-n NAMESPACE]] [--config FILE] [-o text|json|yaml]",
+		Short: "Print the effective policies and each policy's impact, on a live cluster or manifests",
+		Long: "Reads the cluster state (with --cluster, the live cluster's objects and policies, with\n" +
+			"the manifests laid over them; otherwise the manifests alone, every policy in them as if\n" +
+			"stored) and prints the effective policy of every policy kind on every context path (or\n" +
+			"those through --target), with the policy that supplied each setting, and each\n" +
+			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets) over the\n" +
+			"whole state. --target takes kubectl's form, KIND/NAME in -n's namespace (httproute/store,\n" +
+			"gateways/gw, gtw/gw), or KIND/NAMESPACE/NAME. Use `webhook check` for what would be\n" +
+			"admitted. Exit 0, or 2 on unusable input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
-			*code = runExplain(flags, target, s)
+			*code = runExplain(flags, live, cluster, target, s)
 			return nil
 		},
 	}
 	flags.register(cmd.Flags())
-	cmd.Flags().StringVar(&target, "target", "", "only paths through one object: KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
+	cmd.Flags().BoolVar(&live, "cluster", false, "read the live cluster (the connection flags below say which); -f manifests are laid over it")
+	cmd.Flags().StringVar(&target, "target", "", "only paths through one object: KIND/NAME in -n's namespace, or KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
+	cluster.register(cmd.Flags())
 	return cmd
 }
 
-func runExplain(flags offlineFlags, target string, s streams) int {
+func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target string, s streams) int {
 	if !flags.checkOutput("explain", s.err) {
+		return exitBadInput
+	}
+	if !live && len(flags.paths) == 0 {
+		fmt.Fprintf(s.err, "webhook explain: give manifests (-f PATH) or --cluster\n")
 		return exitBadInput
 	}
 	var key *policy.TargetKey
 	if target != "" {
-		k, err := topology.ParseTarget(target)
+		k, err := topology.ParseTargetIn(target, cluster.namespace())
 		if err != nil {
 			fmt.Fprintf(s.err, "webhook explain: --target: %v\n", err)
 			return exitBadInput
 		}
 		key = &k
 	}
-	conf, docs, ok := loadInputs("explain", flags.paths, flags.configFile, s.in, s.err)
-	if !ok {
-		return exitBadInput
+	var conf *configuration
+	var docs []manifests.Document
+	if len(flags.paths) > 0 {
+		var ok bool
+		if conf, docs, ok = loadInputs("explain", flags.paths, flags.configFile, s.in, s.err); !ok {
+			return exitBadInput
+		}
+	} else {
+		var err error
+		if conf, err = loadConfig(flags.configFile); err != nil {
+			fmt.Fprintf(s.err, "webhook explain: %v\n", err)
+			return exitBadInput
+		}
+	}
+	if live {
+		stored, err := cluster.read(conf, s.err)
+		if err != nil {
+			fmt.Fprintf(s.err, "webhook explain: %v\n", err)
+			return exitBadInput
+		}
+		docs = append(stored, docs...)
 	}
 	snap, err := check.State(docs, conf.table)
 	if err != nil {

@@ -36,6 +36,7 @@ func newVersionCommand(s streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version the binary was built as",
+		Long:  "Prints the version the binary was built as (the build's, else the module's, else the commit's).",
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprintf(s.out, "webhook %s\n", buildVersion())
 		},

@@ -80,6 +80,44 @@ func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 	if err != nil {
 		return nil, nil, err
 	}
+	return admitAll(snap, policies, config), snap, nil
+}
+
+// RunOnto admits the policies among docs, in document order, onto a stored state: stored
+// holds the objects and policies a cluster has (every policy in it stored, with its
+// creationTimestamp). What a pull request would do if it were merged now: an object in docs
+// replaces the stored one of its kind, namespace and name; a policy in docs is a CREATE, or
+// an UPDATE of the stored policy of its name (keeping that one's creationTimestamp, as the
+// API server does), and one without a creationTimestamp is younger than every stored one.
+func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, error) {
+	if err := discoverKinds(append(append([]manifests.Document{}, stored...), docs...), table); err != nil {
+		return nil, err
+	}
+	b := newBuilder(table)
+	for _, d := range stored {
+		pd, err := b.add(d)
+		if err != nil {
+			return nil, err
+		}
+		if pd != nil {
+			b.snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
+		}
+	}
+	var policies []pendingPolicy
+	for _, d := range docs {
+		pd, err := b.add(d)
+		if err != nil {
+			return nil, err
+		}
+		if pd != nil {
+			policies = append(policies, *pd)
+		}
+	}
+	return admitAll(b.snap, policies, config), nil
+}
+
+// admitAll judges policies in order against snap, storing each one admitted.
+func admitAll(snap *index.Snapshot, policies []pendingPolicy, config *rules.Config) *Report {
 	report := &Report{Results: []Result{}}
 	if config.Relaxes() {
 		report.Enforcement = config.Describe()
@@ -89,6 +127,7 @@ func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 		req := rules.Request{Operation: rules.Create, Policy: p, Config: config}
 		if old, ok := snap.GetPolicy(p.GroupKind(), p.Namespace, p.Name); ok {
 			req.Operation, req.OldPolicy = rules.Update, old
+			p.Created = old.Created // creationTimestamp does not change on update
 		}
 		v := rules.Evaluate(req, snap)
 		res := Result{
@@ -111,7 +150,7 @@ func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 		}
 		report.Results = append(report.Results, res)
 	}
-	return report, snap, nil
+	return report
 }
 
 // State returns the state the manifests describe: every object and every policy, as if

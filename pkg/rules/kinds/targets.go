@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,6 +52,8 @@ type TargetInfo struct {
 	// Watched says `webhook serve` lists and watches the kind (and the shipped ClusterRole
 	// grants it). GatewayClasses are not read from a cluster.
 	Watched bool
+	// ShortNames are the CRD's or the API's short names, which kubectl accepts for the kind.
+	ShortNames []string
 }
 
 // GroupKind of the target kind.
@@ -73,16 +76,16 @@ const (
 // Unknown kinds (virtual types, GEP-713 "Targeting virtual types") are treated as
 // namespaced backends, with no sections.
 var targetKinds = []TargetInfo{
-	{Group: GatewayGroup, Kind: "GatewayClass", Scope: Cluster, Role: RoleGatewayClass, Level: LevelGatewayClass, Generic: true},
-	{Group: CoreGroup, Kind: "Namespace", Scope: Cluster, Role: RoleNamespace, Level: LevelNamespace, OwnNamespaceOnly: true, Watched: true},
-	{Group: GatewayGroup, Kind: "Gateway", Scope: Namespaced, Role: RoleGateway, Level: LevelGateway, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true},
+	{Group: GatewayGroup, Kind: "GatewayClass", Scope: Cluster, Role: RoleGatewayClass, Level: LevelGatewayClass, Generic: true, ShortNames: []string{"gc"}},
+	{Group: CoreGroup, Kind: "Namespace", Scope: Cluster, Role: RoleNamespace, Level: LevelNamespace, OwnNamespaceOnly: true, Watched: true, ShortNames: []string{"ns"}},
+	{Group: GatewayGroup, Kind: "Gateway", Scope: Namespaced, Role: RoleGateway, Level: LevelGateway, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true, ShortNames: []string{"gtw"}},
 	{Group: GatewayGroup, Kind: "ListenerSet", Scope: Namespaced, Role: RoleListenerSet, Level: LevelListenerSet, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true},
 	{Group: GatewayGroup, Kind: "HTTPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
 	{Group: GatewayGroup, Kind: "GRPCRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
 	{Group: GatewayGroup, Kind: "TLSRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
 	{Group: GatewayGroup, Kind: "TCPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
 	{Group: GatewayGroup, Kind: "UDPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
-	{Group: CoreGroup, Kind: "Service", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Generic: true, Watched: true},
+	{Group: CoreGroup, Kind: "Service", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Generic: true, Watched: true, ShortNames: []string{"svc"}},
 	{Group: MultiCluster, Kind: "ServiceImport", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Watched: true},
 	// Kinds only some implementations target. The webhook does not read them from the
 	// cluster (no RBAC, no watch: their CRDs are often absent), so a policy on one is judged
@@ -242,11 +245,20 @@ func (s SectionKind) Noun() string {
 func ParseKind(name string) (TargetInfo, error) {
 	var names []string
 	for _, t := range targetKinds {
-		if strings.EqualFold(t.Kind, name) {
+		if strings.EqualFold(t.Kind, name) || strings.EqualFold(plural(t.Kind), name) || slices.Contains(t.ShortNames, strings.ToLower(name)) {
 			return t, nil
 		}
 		names = append(names, t.Kind)
 	}
 	sort.Strings(names)
 	return TargetInfo{}, fmt.Errorf("unknown kind %q; one of %s", name, strings.Join(names, ", "))
+}
+
+// plural is a kind's resource name, as its CRD or API names it.
+func plural(kind string) string {
+	lower := strings.ToLower(kind)
+	if strings.HasSuffix(lower, "s") {
+		return lower + "es"
+	}
+	return lower + "s"
 }

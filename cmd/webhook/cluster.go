@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/pkg/manifests"
+)
+
+// clusterFlags are kubectl's connection flags (--kubeconfig, --context, -n, --as, --server,
+// ...), bound by client-go's clientcmd as kubectl binds them, for the commands that read a
+// live cluster.
+type clusterFlags struct {
+	rules     *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+}
+
+func (c *clusterFlags) register(fs *pflag.FlagSet) {
+	c.rules = clientcmd.NewDefaultClientConfigLoadingRules()
+	c.overrides = &clientcmd.ConfigOverrides{}
+	fs.StringVar(&c.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "kubeconfig of the cluster (default: $KUBECONFIG, then ~/.kube/config, then in-cluster)")
+	names := clientcmd.RecommendedConfigOverrideFlags("")
+	names.ContextOverrideFlags.ClusterName.LongName = "" // --cluster is ours: read the live cluster
+	clientcmd.BindOverrideFlags(c.overrides, fs, names)
+}
+
+func (c *clusterFlags) loader() clientcmd.ClientConfig {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(c.rules, c.overrides)
+}
+
+func (c *clusterFlags) restConfig() (*rest.Config, error) {
+	return c.loader().ClientConfig()
+}
+
+// namespace is -n, else the kubeconfig context's namespace, else "default".
+func (c *clusterFlags) namespace() string {
+	if ns, _, err := c.loader().Namespace(); err == nil && ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+// read lists every object the rules read from the cluster, with progress on progress.
+func (c *clusterFlags) read(conf *configuration, progress io.Writer) ([]manifests.Document, error) {
+	cfg, err := c.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
+	defer cancel()
+	docs, err := clusterstate.ReadCluster(ctx, cfg, conf.table, progress)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	return docs, nil
+}
