@@ -18,6 +18,10 @@ help: ## List the targets
 build: ## Build bin/webhook
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/webhook
 
+.PHONY: plugin
+plugin: ## Build bin/kubectl-policy_attachment: the same binary as the kubectl plugin `kubectl policy-attachment` (put it on your PATH)
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kubectl-policy_attachment ./cmd/webhook
+
 .PHONY: run
 run: ## Start a local control plane + the webhook, apply examples/, keep serving (Ctrl-C stops); CLUSTER=current uses $KUBECONFIG's cluster
 ifeq ($(CLUSTER),current)

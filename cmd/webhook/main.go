@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -23,8 +25,18 @@ type streams struct {
 	out, err io.Writer
 }
 
+// PluginName is the name kubectl knows the binary by when it is installed as
+// kubectl-policy_attachment (kubectl turns the dash of `kubectl policy-attachment` into the
+// file name's underscore; krew's naming guide: lowercase, specific, no "kube" prefix).
+const PluginName = "policy-attachment"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// asPlugin reports whether the binary runs as a kubectl plugin, by its file name.
+func asPlugin() bool {
+	return strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-")
 }
 
 // run executes one command line and returns its exit code: a command's own (0, 1, 2 as
@@ -62,6 +74,9 @@ func newRootCommand(s streams, code *int) *cobra.Command {
 			*code = exitBadInput
 			return nil
 		},
+	}
+	if asPlugin() {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl " + PluginName}
 	}
 	root.SetIn(s.in)
 	root.SetOut(s.out)

@@ -151,7 +151,8 @@ func run(o options) error {
 		return err
 	}
 	defer logFile.Close()
-	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, source...)
+	// Probes and metrics are read on the HTTPS port here; no other port is taken on this machine.
+	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--metrics-bind-address=0", "--health-probe-bind-address=0"}, source...)
 	if floor {
 		args = []string{"-serve-floor", certDir, "-floor-port", strconv.Itoa(port),
 			"-floor-heap", o.floorShape.heap, "-floor-garbage", strconv.Itoa(o.floorShape.garbage), "-floor-work", o.floorShape.work.String()}

@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// TestKubectlPlugin installs the binary as kubectl installs plugins (kubectl-policy_attachment
+// on the PATH) and runs `kubectl policy-attachment explain --cluster` against the cluster the
+// suite runs on: kubectl finds it, hands it its arguments and KUBECONFIG, and the explanation
+// names the policy behind the setting.
+func TestKubectlPlugin(t *testing.T) {
+	if os.Getenv("KUBECONFIG") == "" {
+		t.Skip("needs KUBECONFIG (make e2e, make e2e-node)")
+	}
+	kubectl, err := exec.LookPath("kubectl")
+	require.NoError(t, err)
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-policy_attachment"), "../../cmd/webhook")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	cl, _ := newClient(t)
+	for _, doc := range []string{`{apiVersion: v1, kind: Namespace, metadata: {name: e2e-plugin}}`, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: e2e-plugin}
+spec: {gatewayClassName: example, listeners: [{name: http, protocol: HTTP, port: 80}]}`, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: store, namespace: e2e-plugin}
+spec: {parentRefs: [{name: gw}], rules: [{backendRefs: [{name: b1, port: 80}]}]}`, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: gw-defaults, namespace: e2e-plugin}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  defaults: {color: green}`} {
+		u := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+		require.NoError(t, cl.Create(context.Background(), u))
+	}
+
+	cmd := exec.Command(kubectl, "policy-attachment", "explain", "--cluster", "--target", "httproute/store", "-n", "e2e-plugin")
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	assert.Equal(t, `Policies:
+  ColorPolicy e2e-plugin/gw-defaults
+    Status:         Enforced (1 path)
+    Overrides:      <none>
+    Overridden by:  <none>
+Paths:
+  ColorPolicy: Gateway e2e-plugin/gw > Listener http > HTTPRoute e2e-plugin/store > Rule 0 > Service e2e-plugin/b1
+    color:                   "green"  (from e2e-plugin/gw-defaults)
+`, stdout.String())
+
+	help := exec.Command(kubectl, "policy-attachment", "check", "--help")
+	help.Env = cmd.Env
+	out, err = help.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "Usage:\n  kubectl policy-attachment check -f PATH")
+}
