@@ -16,30 +16,34 @@ import (
 func newCheckCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
 	var cluster clusterFlags
-	var live bool
+	var live, failOnWarning bool
 	cmd := &cobra.Command{
-		Use:   "check -f PATH [-f PATH]... [--cluster] [--config FILE] [-o text|json|yaml]",
+		Use:   "check -f PATH [-f PATH]... [--cluster] [--config FILE] [-o text|json|yaml|sarif|junit] [--fail-on-warning]",
 		Short: "Judge the policies in manifests, as the API server would admit them",
 		Long: "Admits the policies in the manifests one by one, in document order, against every\n" +
 			"non-policy object and the policies admitted before them, and prints each verdict with\n" +
 			"the annotations the mutating webhook would write. With --cluster, against the live\n" +
 			"cluster's objects and policies too (what a pull request would do if merged now: a\n" +
 			"manifest's policy updates the stored one of its name, or is created after every\n" +
-			"stored one); it reads the cluster with the webhook's read permissions. Exit 0 when all\n" +
-			"are allowed, 1 when any is denied, 2 on unusable input or an unreachable cluster.",
+			"stored one); it reads the cluster with the webhook's read permissions. -o sarif writes a\n" +
+			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Exit 0 when\n" +
+			"all are allowed, 1 when any is denied (or, with --fail-on-warning, warned about or\n" +
+			"admitted only by an enforcement mode), 2 on unusable input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
-			*code = runCheck(flags, live, cluster, s)
+			*code = runCheck(flags, live, failOnWarning, cluster, s)
 			return nil
 		},
 	}
 	flags.register(cmd.Flags())
+	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, sarif or junit"
+	cmd.Flags().BoolVar(&failOnWarning, "fail-on-warning", false, "exit 1 when any policy gets a warning or is admitted only by its enforcement mode, as when one is denied")
 	cmd.Flags().BoolVar(&live, "cluster", false, "judge against the live cluster's objects and policies too (the connection flags below say which cluster)")
 	cluster.register(cmd.Flags())
 	return cmd
 }
 
-func runCheck(flags offlineFlags, live bool, cluster clusterFlags, s streams) int {
-	if !flags.checkOutput("check", s.err) {
+func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags, s streams) int {
+	if flags.output != "sarif" && flags.output != "junit" && !flags.checkOutput("check", s.err) {
 		return exitBadInput
 	}
 	conf, docs, ok := loadInputs("check", flags.paths, flags.configFile, s.in, s.err)
@@ -65,6 +69,10 @@ func runCheck(flags offlineFlags, live bool, cluster clusterFlags, s streams) in
 		err = check.WriteJSON(s.out, report)
 	case "yaml":
 		err = writeStructured(s.out, "yaml", report)
+	case "sarif":
+		err = check.WriteSARIF(s.out, report, buildVersion())
+	case "junit":
+		err = check.WriteJUnit(s.out, report, "check")
 	default:
 		err = check.WriteText(s.out, report)
 	}
@@ -72,10 +80,20 @@ func runCheck(flags offlineFlags, live bool, cluster clusterFlags, s streams) in
 		fmt.Fprintf(s.err, "webhook check: writing output: %v\n", err)
 		return exitBadInput
 	}
-	if report.Summary.Denied > 0 {
+	if report.Summary.Denied > 0 || (failOnWarning && warned(report)) {
 		return exitDenied
 	}
 	return exitOK
+}
+
+// warned reports a policy with a warning, or admitted only by its enforcement mode.
+func warned(r *check.Report) bool {
+	for _, res := range r.Results {
+		if len(res.Warnings) > 0 || len(res.Relaxed) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // loadInputs reads the configuration and the manifests for an offline command, reporting

@@ -49,8 +49,11 @@ type Result struct {
 	Relaxed     []Denial          `json:"relaxed,omitempty"`
 	Warnings    []string          `json:"warnings"`
 	Annotations map[string]string `json:"annotations"`
-	// Source is where the document came from; shown in text output only.
-	Source string `json:"-"`
+	// Source is where the document came from; shown in text output only. File and
+	// Document say the same for CI formats (SARIF, JUnit).
+	Source   string `json:"-"`
+	File     string `json:"-"`
+	Document int    `json:"-"`
 }
 
 // Denial is one field error of a denied policy.
@@ -134,7 +137,7 @@ func admitAll(snap *index.Snapshot, policies []pendingPolicy, config *rules.Conf
 			APIVersion: stringAt(pd.doc.Object, "apiVersion"), Kind: pd.row.Kind,
 			Namespace: p.Namespace, Name: p.Name, Operation: string(req.Operation),
 			Allowed: v.Allowed(), Denials: denials(v.Denials), Relaxed: relaxed(v.Relaxed), Warnings: v.Warnings,
-			Annotations: map[string]string{}, Source: pd.doc.Where(),
+			Annotations: map[string]string{}, Source: pd.doc.Where(), File: pd.doc.Source, Document: pd.doc.Index,
 		}
 		if res.Warnings == nil {
 			res.Warnings = []string{}
