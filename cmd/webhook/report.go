@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/pkg/check"
@@ -29,6 +28,7 @@ type reportFlags struct {
 	interval               time.Duration
 	once                   bool
 	writesPerSecond        float64
+	log                    logFlags
 }
 
 func newReportCommand(s streams, code *int) *cobra.Command {
@@ -59,6 +59,7 @@ func newReportCommand(s streams, code *int) *cobra.Command {
 	fs.DurationVar(&f.interval, "interval", time.Minute, "how often to read the cluster and write the Reports that changed")
 	fs.BoolVar(&f.once, "once", false, "write one round and exit (for a CronJob or a script); exit 1 if it failed")
 	fs.Float64Var(&f.writesPerSecond, "writes-per-second", 5, "at most this many Report creates, updates and deletes per second")
+	f.log.register(fs)
 	return cmd
 }
 
@@ -92,7 +93,7 @@ func runReport(f reportFlags, s streams) int {
 		fmt.Fprintf(stderr, "webhook report: connecting to the API server: %v\n", err)
 		return exitBadInput
 	}
-	log := zap.New(zap.WriteTo(stderr))
+	log := f.log.logger(stderr)
 	ctrl.SetLogger(log)
 	loop := &reports.Loop{
 		Read: func(ctx context.Context) (topology.State, error) {

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/policyattachment/webhook/internal/memlimit"
 	"github.com/policyattachment/webhook/pkg/admission"
@@ -26,6 +25,7 @@ type serveFlags struct {
 	port                                                        int
 	http2, liveReads                                            bool
 	auditInterval, reviewTimeout, shutdownDelay                 time.Duration
+	log                                                         logFlags
 }
 
 func newServeCommand(s streams, code *int) *cobra.Command {
@@ -62,6 +62,7 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	fs.StringVar(&f.snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&f.profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	f.log.register(fs)
 	return cmd
 }
 
@@ -85,7 +86,7 @@ func runServe(f serveFlags, s streams) int {
 		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
 		return exitBadInput
 	}
-	log := zap.New(zap.WriteTo(stderr))
+	log := f.log.logger(stderr)
 	ctrl.SetLogger(log)
 	log.Info("starting", "version", buildVersion())
 	admission.PublishBuildInfo(buildVersion())

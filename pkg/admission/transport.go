@@ -17,13 +17,14 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/policyattachment/webhook/internal/reviewlog"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -217,9 +218,7 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if in.Request != nil {
 		req = in.Request.admissionRequest()
-		if len(in.Request.UserInfo) > 0 {
-			ctx = context.WithValue(ctx, userInfoKey{}, &in.Request.UserInfo) // a pointer: no copy boxed
-		}
+		ctx = reviewlog.Into(ctx, in.Request) // a pointer: nothing copied
 	}
 	resp := d.handle(ctx, req)
 	writeReview(w, admissionReview{APIVersion: in.APIVersion, Kind: "AdmissionReview", Response: &resp.AdmissionResponse})
@@ -287,7 +286,7 @@ func (d *reviewDoor) handle(ctx context.Context, req admission.Request) (resp ad
 	defer func() {
 		if p := recover(); p != nil {
 			handlerPanics.WithLabelValues(d.name).Inc()
-			logf.FromContext(ctx).Error(fmt.Errorf("%v", p), "review handler panicked", "webhook", d.name,
+			reviewlog.Logger(ctx).Error(fmt.Errorf("%v", p), "review handler panicked", "webhook", d.name,
 				"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name)
 			resp = admission.Errored(http.StatusInternalServerError, fmt.Errorf("panic: %v [recovered]", p))
 			resp.UID = req.UID
@@ -301,8 +300,8 @@ func (d *reviewDoor) handle(ctx context.Context, req admission.Request) (resp ad
 	return resp
 }
 
-// userInfoKey carries a review's undecoded userInfo in the handler's context.
-type userInfoKey struct{}
+// ReviewUID is the review's UID (reviewlog.Review).
+func (r *reviewRequest) ReviewUID() types.UID { return r.UID }
 
 // requestUser is who asked for the write: the request's UserInfo when it is set (a handler
 // called directly), otherwise the review's userInfo, decoded now. Only denials and the skip
@@ -312,8 +311,10 @@ func requestUser(ctx context.Context, req admission.Request) authenticationv1.Us
 		return req.UserInfo
 	}
 	var u authenticationv1.UserInfo
-	if raw, ok := ctx.Value(userInfoKey{}).(*bodyView); ok {
-		_ = json.Unmarshal(*raw, &u) // the API server sends a well-formed one; a broken one names nobody
+	if r, ok := reviewlog.From(ctx); ok {
+		if rr, ok := r.(*reviewRequest); ok && len(rr.UserInfo) > 0 {
+			_ = json.Unmarshal(rr.UserInfo, &u) // the API server sends a well-formed one; a broken one names nobody
+		}
 	}
 	return u
 }

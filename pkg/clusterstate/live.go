@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/policyattachment/webhook/internal/reviewlog"
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -162,7 +162,7 @@ func (r *Reviewer) dropDeleted(ctx context.Context, gvk schema.GroupVersionKind,
 // or lack one just admitted through another replica.
 func liveReadFailed(ctx context.Context, err error, verb string, gvk schema.GroupVersionKind, namespace, name string) {
 	liveReadErrors.Inc()
-	logf.FromContext(ctx).Error(err, "live read of the API server failed; judging on the cache",
+	reviewlog.Logger(ctx).Error(err, "live read of the API server failed; judging on the cache",
 		"verb", verb, "kind", gvk.Kind, "namespace", namespace, "name", name)
 }
 
