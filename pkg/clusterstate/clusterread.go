@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/pager"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/policyattachment/webhook/pkg/manifests"
@@ -71,20 +74,22 @@ func ReadCluster(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, 
 	return docs, nil
 }
 
-// listAll lists every object of gvk, page by page.
+// listAll lists every object of gvk, page by page, with client-go's pager: when a long read
+// outlives its continue token (410 Gone), it lists the rest again in one request instead of
+// failing.
 func listAll(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]unstructured.Unstructured, error) {
-	var out []unstructured.Unstructured
-	token := ""
-	for {
+	p := pager.New(func(ctx context.Context, raw metav1.ListOptions) (runtime.Object, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk)
-		if err := c.List(ctx, list, append(opts, client.Limit(ListPageSize), client.Continue(token))...); err != nil {
-			return nil, err
-		}
-		out = append(out, list.Items...)
-		token = list.GetContinue()
-		if token == "" {
-			return out, nil
-		}
-	}
+		listOpts := (&client.ListOptions{}).ApplyOptions(opts)
+		listOpts.Limit, listOpts.Continue = raw.Limit, raw.Continue
+		return list, c.List(ctx, list, listOpts)
+	})
+	p.PageSize = ListPageSize
+	var out []unstructured.Unstructured
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		out = append(out, *obj.(*unstructured.Unstructured))
+		return nil
+	})
+	return out, err
 }

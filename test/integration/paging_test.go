@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -65,4 +66,15 @@ spec:
 		}
 	}
 	assert.Empty(t, missing, "every policy of the %d listed is in the replica's store", policies)
+
+	// The cluster read of `webhook audit`, `check --cluster` and `report` pages too (client-go's pager).
+	docs, err := clusterstate.ReadCluster(ctx, cfg, kinds.BuiltinKindTable(), io.Discard)
+	require.NoError(t, err)
+	read := 0
+	for _, d := range docs {
+		if meta, _ := d.Object["metadata"].(map[string]any); d.Object["kind"] == "ColorPolicy" && meta["namespace"] == "paged" {
+			read++
+		}
+	}
+	assert.Equal(t, policies, read, "the cluster read holds every policy")
 }
