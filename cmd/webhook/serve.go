@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	automemlimit "github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -90,7 +91,7 @@ func runServe(f serveFlags, s streams) int {
 	ctrl.SetLogger(log)
 	log.Info("starting", "version", buildVersion())
 	admission.PublishBuildInfo(buildVersion())
-	if soft := memlimit.Apply("/sys/fs/cgroup", os.Getenv); soft > 0 {
+	if soft := memlimit.Apply(automemlimit.FromCgroup, os.Getenv); soft > 0 {
 		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
 	}
 	if percent := memlimit.ApplyGCPercent(os.Getenv); percent > 0 {

@@ -5,59 +5,36 @@
 // kernel's OOM kill. Set to the container's whole limit (a Deployment passing
 // limits.memory straight through), it leaves no room for what the soft limit cannot steer:
 // memory the runtime does not count, page cache charged to the cgroup, a burst of
-// allocation between two collections. So `webhook serve` reads the limit itself and keeps
-// a tenth of it in reserve.
+// allocation between two collections. So `webhook serve` reads the limit (through
+// automemlimit, which finds the process's cgroup as the kernel reports it) and keeps a tenth
+// of it in reserve.
 package memlimit
 
 import (
-	"os"
-	"path/filepath"
+	"math"
 	"runtime/debug"
-	"strconv"
-	"strings"
 )
 
 // Fraction of the container's memory limit given to the Go runtime as its soft limit.
 const Fraction = 0.9
 
-// unlimitedV1 is the smallest value cgroup v1 reports for "no limit" (the largest int64,
-// rounded down to a page); anything above a exbibyte is taken as no limit.
-const unlimitedV1 = 1 << 60
+// Limit is where the container's memory limit comes from: automemlimit's FromCgroup in
+// `webhook serve` (cgroup v2 or v1, the process's own cgroup whether or not it has a cgroup
+// namespace), which reports an error when there is no limit or no cgroup.
+type Limit func() (uint64, error)
 
-// CgroupLimit reads the memory limit of the process's cgroup under root (normally
-// /sys/fs/cgroup): cgroup v2's memory.max, else v1's memory/memory.limit_in_bytes. It
-// reports false when there is no limit or no cgroup file to read.
-func CgroupLimit(root string) (int64, bool) {
-	for _, file := range []string{"memory.max", filepath.Join("memory", "memory.limit_in_bytes")} {
-		data, err := os.ReadFile(filepath.Join(root, file))
-		if err != nil {
-			continue
-		}
-		value := strings.TrimSpace(string(data))
-		if value == "max" {
-			return 0, false
-		}
-		limit, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || limit <= 0 || limit >= unlimitedV1 {
-			return 0, false
-		}
-		return limit, true
-	}
-	return 0, false
-}
-
-// Apply sets the runtime's soft memory limit to Fraction of the cgroup's, unless GOMEMLIMIT
-// is set (an operator's explicit choice wins) or there is no cgroup limit. It returns the
-// limit it set, 0 if none.
-func Apply(root string, getenv func(string) string) int64 {
+// Apply sets the runtime's soft memory limit to Fraction of limit's, unless GOMEMLIMIT is set
+// (an operator's explicit choice wins) or there is no limit. It returns the limit it set, 0
+// if none.
+func Apply(limit Limit, getenv func(string) string) int64 {
 	if getenv("GOMEMLIMIT") != "" {
 		return 0
 	}
-	limit, ok := CgroupLimit(root)
-	if !ok {
+	bytes, err := limit()
+	if err != nil || bytes == 0 || bytes > math.MaxInt64 {
 		return 0
 	}
-	soft := int64(float64(limit) * Fraction)
+	soft := int64(float64(bytes) * Fraction)
 	debug.SetMemoryLimit(soft)
 	return soft
 }
