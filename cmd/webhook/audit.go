@@ -17,7 +17,7 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
 	var cluster clusterFlags
 	cmd := &cobra.Command{
-		Use:   "audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json|yaml]",
+		Use:   "audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json|yaml|sarif|junit]",
 		Short: "Find the stored policies the rules would deny today",
 		Long: "Reports the stored policies the rules would deny today: policies created before the\n" +
 			"webhook was installed, while it was down or failing open, or while their rule was in\n" +
@@ -33,12 +33,13 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 		},
 	}
 	flags.register(cmd.Flags())
+	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, sarif or junit (each finding a failed test case)"
 	cluster.register(cmd.Flags())
 	return cmd
 }
 
 func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
-	if !flags.checkOutput("audit", s.err) {
+	if flags.output != "sarif" && flags.output != "junit" && !flags.checkOutput("audit", s.err) {
 		return exitBadInput
 	}
 	conf, err := loadConfig(flags.configFile)
@@ -66,6 +67,10 @@ func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
 		err = check.WriteAuditJSON(s.out, report)
 	case "yaml":
 		err = writeStructured(s.out, "yaml", report)
+	case "sarif":
+		err = check.WriteSARIF(s.out, report.AsReport(), buildVersion())
+	case "junit":
+		err = check.WriteJUnit(s.out, report.AsReport(), "audit")
 	default:
 		err = check.WriteAuditText(s.out, report)
 	}

@@ -42,3 +42,15 @@ func TestCheckForCI(t *testing.T) {
 	code, _, _ = runCLI(t, "", "check", "-f", "examples/60-warning.yaml", "-f", "examples/00-topology.yaml", "--fail-on-warning")
 	assert.Equal(t, 1, code, "--fail-on-warning")
 }
+
+// TestAuditForCI: audit -o junit lists each finding as a failed test case at its file and
+// document.
+func TestAuditForCI(t *testing.T) {
+	t.Chdir("../..")
+	code, out, errOut := runCLI(t, "", "audit", "-f", "examples", "-o", "junit")
+	require.Equal(t, 1, code, errOut)
+	testkit.Golden(t, filepath.Join("cmd", "webhook", "testdata", "check", "ci", "examples-audit.junit.xml"), out)
+	code, out, errOut = runCLI(t, "", "audit", "-f", "examples", "-o", "sarif")
+	require.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, `"uri": "examples/50-conflicted.yaml"`)
+}

@@ -32,6 +32,10 @@ type AuditFinding struct {
 	Name      string   `json:"name"`
 	Created   string   `json:"created"`
 	Denials   []Denial `json:"denials"`
+	// File and Document say where the policy was read (a file, or "cluster RESOURCE"),
+	// for CI formats.
+	File     string `json:"-"`
+	Document int    `json:"-"`
 }
 
 // Audit treats docs as the stored state (every policy in them exists) and replays the
@@ -41,7 +45,48 @@ func Audit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 	if err != nil {
 		return nil, err
 	}
-	return AuditSnapshot(snap, config), nil
+	report := AuditSnapshot(snap, config)
+	type key struct{ kind, namespace, name string }
+	where := map[key]manifests.Document{}
+	for _, d := range docs {
+		meta, _ := d.Object["metadata"].(map[string]any)
+		namespace, _ := meta["namespace"].(string)
+		name, _ := meta["name"].(string)
+		where[key{stringAt(d.Object, "kind"), namespace, name}] = d
+	}
+	for i := range report.Findings {
+		f := &report.Findings[i]
+		if d, ok := where[key{f.Kind, f.Namespace, f.Name}]; ok {
+			f.File, f.Document = d.Source, d.Index
+		}
+	}
+	return report, nil
+}
+
+// AsReport is the audit as a check report whose results are the findings (each denied, with
+// relaxed modes kept on its denials), for the CI formats.
+func (r *AuditReport) AsReport() *Report {
+	out := &Report{Results: []Result{}}
+	for _, f := range r.Findings {
+		res := Result{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Operation: "UPDATE",
+			Denials: []Denial{}, Warnings: []string{}, Annotations: map[string]string{},
+			Source: fmt.Sprintf("%s document %d", f.File, f.Document), File: f.File, Document: f.Document}
+		for _, d := range f.Denials {
+			if d.Mode == "" || d.Mode == string(rules.Deny) {
+				res.Denials = append(res.Denials, d)
+			} else {
+				res.Relaxed = append(res.Relaxed, d) // admission would admit it today
+			}
+		}
+		res.Allowed = len(res.Denials) == 0
+		if res.Allowed {
+			out.Summary.Allowed++
+		} else {
+			out.Summary.Denied++
+		}
+		out.Results = append(out.Results, res)
+	}
+	return out
 }
 
 // AuditSnapshot is Audit over a snapshot already built.
