@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
@@ -129,7 +130,7 @@ func printReports(paths []string, stdin io.Reader, conf *configuration, stdout, 
 		var state topology.State
 		if state, err = check.State(docs, conf.table); err == nil {
 			built := reports.Build(state, conf.settings)
-			for _, namespace := range sortedKeys(built) {
+			for _, namespace := range slices.Sorted(maps.Keys(built)) {
 				var data []byte
 				if data, err = yaml.Marshal(built[namespace]); err != nil {
 					break
@@ -143,13 +144,4 @@ func printReports(paths []string, stdin io.Reader, conf *configuration, stdout, 
 		return exitBadInput
 	}
 	return exitOK
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -3,7 +3,8 @@ package reports
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	reportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
@@ -45,7 +46,7 @@ func (w *Writer) Sync(ctx context.Context, desired map[string]*reportsv1alpha1.R
 		}
 	}
 	now := metav1.Timestamp{Seconds: w.now().Unix()}
-	for _, namespace := range sortedNamespaces(desired) {
+	for _, namespace := range slices.Sorted(maps.Keys(desired)) {
 		want := desired[namespace].DeepCopy()
 		old := have[namespace]
 		stamp(want.Results, old, now)
@@ -141,14 +142,5 @@ func mergeLabels(stored, ours map[string]string) map[string]string {
 	for k, v := range ours {
 		out[k] = v
 	}
-	return out
-}
-
-func sortedNamespaces(m map[string]*reportsv1alpha1.Report) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

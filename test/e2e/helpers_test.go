@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/manifests"
@@ -69,6 +70,16 @@ func apply(t *testing.T, cl client.Client, objs ...*unstructured.Unstructured) {
 		if err != nil && !strings.Contains(err.Error(), "already exists") {
 			require.NoError(t, err, "%s %s", o.GetKind(), o.GetName())
 		}
+	}
+}
+
+// createDocs creates the objects written as YAML documents, in order.
+func createDocs(t *testing.T, cl client.Client, docs ...string) {
+	t.Helper()
+	for _, doc := range docs {
+		u := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+		require.NoError(t, cl.Create(context.Background(), u), doc)
 	}
 }
 

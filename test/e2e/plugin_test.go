@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
 // TestKubectlPlugin installs the binary as kubectl installs plugins (kubectl-policy_attachment
@@ -32,7 +29,7 @@ func TestKubectlPlugin(t *testing.T) {
 	require.NoError(t, err, string(out))
 
 	cl, _ := newClient(t)
-	for _, doc := range []string{`{apiVersion: v1, kind: Namespace, metadata: {name: e2e-plugin}}`, `
+	createDocs(t, cl, `{apiVersion: v1, kind: Namespace, metadata: {name: e2e-plugin}}`, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: e2e-plugin}
@@ -46,11 +43,7 @@ kind: ColorPolicy
 metadata: {name: gw-defaults, namespace: e2e-plugin}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  defaults: {color: green}`} {
-		u := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-		require.NoError(t, cl.Create(context.Background(), u))
-	}
+  defaults: {color: green}`)
 
 	cmd := exec.Command(kubectl, "policy-attachment", "explain", "--cluster", "--target", "httproute/store", "-n", "e2e-plugin")
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))

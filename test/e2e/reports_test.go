@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 )
 
 // TestReportsDeployment runs where the reports component is deployed (make e2e-node adds it
@@ -29,7 +28,7 @@ func TestReportsDeployment(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-reports", metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		t.Skip("needs the reports component (make e2e-node deploys it with the cert-manager overlay)")
 	}
-	for _, doc := range []string{
+	createDocs(t, cl,
 		`{apiVersion: v1, kind: Namespace, metadata: {name: e2e-reports}}`, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -44,11 +43,7 @@ kind: ColorPolicy
 metadata: {name: route-defaults, namespace: e2e-reports}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: store}]
-  defaults: {color: green}`} {
-		u := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-		require.NoError(t, cl.Create(ctx, u))
-	}
+  defaults: {color: green}`)
 	// The first round comes at start: restart the writer rather than wait for its interval.
 	require.NoError(t, cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{},
 		metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-reports"}))

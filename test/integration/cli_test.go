@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -45,12 +44,11 @@ func webhookCLI(t *testing.T) func(args ...string) (int, string, string) {
 // judges a pull request's manifests against what is stored: a second route policy setting
 // the same block to another value is denied, an update of the stored one is admitted.
 func TestCheckAndExplainOnTheLiveCluster(t *testing.T) {
-	ctx := context.Background()
 	cl, _ := newClient(t)
 	for _, ns := range []string{"cli-infra", "cli-app"} {
 		namespace(t, cl, ns)
 	}
-	for _, doc := range []string{`
+	createDocs(t, cl, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: cli-infra}
@@ -68,9 +66,7 @@ kind: ColorPolicy
 metadata: {name: route-defaults, namespace: cli-app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: store}]
-  defaults: {color: blue}`} {
-		require.NoError(t, cl.Create(ctx, object(t, doc)))
-	}
+  defaults: {color: blue}`)
 	run := webhookCLI(t)
 
 	code, out, errOut := run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app")

@@ -46,7 +46,7 @@ func TestReportsTellTheCurrentTruth(t *testing.T) {
 	for _, ns := range []string{"rep-infra", "rep-app", "rep-payments"} {
 		namespace(t, cl, ns)
 	}
-	for _, doc := range []string{`
+	createDocs(t, cl, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: rep-infra}
@@ -70,9 +70,7 @@ kind: ColorPolicy
 metadata: {name: route-defaults, namespace: rep-app}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: store}]
-  defaults: {color: green}`} {
-		require.NoError(t, cl.Create(ctx, object(t, doc)))
-	}
+  defaults: {color: green}`)
 
 	scheme := runtime.NewScheme()
 	require.NoError(t, reportsv1alpha1.Install(scheme))

@@ -48,6 +48,14 @@ func namespace(t *testing.T, cl client.Client, name string) {
 	require.NoError(t, cl.Create(context.Background(), object(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+"}")))
 }
 
+// createDocs creates the objects written as YAML documents, in order.
+func createDocs(t *testing.T, cl client.Client, docs ...string) {
+	t.Helper()
+	for _, doc := range docs {
+		require.NoError(t, cl.Create(context.Background(), object(t, doc)), doc)
+	}
+}
+
 // denial returns the text kubectl prints after "Error from server ...: ".
 func denial(err error) string {
 	if err == nil {
