@@ -20,9 +20,14 @@ t0=$(date +%s)
 say() { echo "cert-manager: +$(( $(date +%s) - t0 ))s $*" >&2; }
 
 mkdir -p "$OUT/images"
-if [ ! -x "$OUT/controller" ] || [ ! -x "$OUT/cainjector" ] || [ ! -x "$OUT/webhook" ]; then
+# The binaries are built from our mains as well as cert-manager's packages: rebuild when
+# either changes (go's build cache makes an unchanged rebuild cheap, the images follow).
+sources="$(cd hack/cert-manager && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
+if [ ! -x "$OUT/controller" ] || [ ! -x "$OUT/cainjector" ] || [ ! -x "$OUT/webhook" ] ||
+  [ "$(cat "$OUT/sources.sha256" 2>/dev/null)" != "$sources" ]; then
   say "building controller, cainjector and webhook $VERSION (about 5 minutes the first time)"
   (cd hack/cert-manager && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$OUT/" ./controller ./cainjector ./webhook)
+  echo "$sources" >"$OUT/sources.sha256"
 fi
 for c in controller cainjector webhook; do
   tar="$OUT/images/$c.tar"

@@ -7,13 +7,9 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"syscall"
 
 	cmscheme "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned/scheme"
 	"github.com/cert-manager/cert-manager/pkg/controller/cainjector"
-	logf "github.com/cert-manager/cert-manager/pkg/logs"
 	"github.com/cert-manager/cert-manager/pkg/util"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,19 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cert-manager/cert-manager/policyattachment-e2e/internal/component"
 )
 
 func main() {
-	logf.InitLogs()
-	defer logf.FlushLogs()
-	ctrl.SetLogger(logf.Log)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	ctx = logf.NewContext(ctx, logf.Log, "cainjector")
-	if err := run(ctx); err != nil {
-		logf.FromContext(ctx).Error(err, "cainjector stopped")
-		os.Exit(1)
-	}
+	component.Main("cainjector", run)
 }
 
 func run(ctx context.Context) error {

@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/cert-manager/cert-manager/internal/apis/config/webhook/validation"
 	cmwebhook "github.com/cert-manager/cert-manager/internal/webhook"
@@ -16,20 +14,12 @@ import (
 	utilfeature "github.com/cert-manager/cert-manager/pkg/util/feature"
 	"github.com/cert-manager/cert-manager/pkg/webhook/options"
 	"github.com/spf13/pflag"
-	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/cert-manager/cert-manager/policyattachment-e2e/internal/component"
 )
 
 func main() {
-	logf.InitLogs()
-	defer logf.FlushLogs()
-	ctrl.SetLogger(logf.Log)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	ctx = logf.NewContext(ctx, logf.Log, "webhook")
-	if err := run(ctx); err != nil {
-		logf.FromContext(ctx).Error(err, "webhook stopped")
-		os.Exit(1)
-	}
+	component.Main("webhook", run)
 }
 
 func run(ctx context.Context) error {
