@@ -25,8 +25,9 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 			"against every other object and the older policies that pass: of two conflicting\n" +
 			"policies, the younger is reported. Reads the cluster (every namespace; needs the\n" +
 			"webhook's read permissions) unless -f names manifests. Messages name policies in\n" +
-			"every namespace. Exit 0 when nothing would be denied, 1 when something would,\n" +
-			"2 on unusable input or an unreachable cluster.",
+			"every namespace; -n reports only the findings in one (judged against the whole\n" +
+			"state). Exit 0 when nothing would be denied, 1 when something would, 2 on unusable\n" +
+			"input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runAudit(flags, cluster, s)
 			return nil
@@ -61,6 +62,9 @@ func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
 	if err != nil {
 		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
 		return exitBadInput
+	}
+	if namespace := cluster.overrides.Context.Namespace; namespace != "" {
+		report.OnlyIn(namespace) // the whole state is judged; -n narrows what is reported
 	}
 	switch flags.output {
 	case "json":

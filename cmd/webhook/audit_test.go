@@ -84,3 +84,18 @@ func TestAuditCleanAndBadInput(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "of two conflicting\npolicies, the younger is reported")
 }
+
+// TestAuditOneNamespace: -n reports the findings of one namespace, judged against the whole
+// state (a conflict with an older policy elsewhere is still found).
+func TestAuditOneNamespace(t *testing.T) {
+	t.Chdir("../..")
+	code, out, errOut := runCLI(t, "", "audit", "-f", "examples", "-n", "infra")
+	require.Equal(t, 1, code, errOut)
+	assert.Equal(t, "WOULD DENY ColorPolicy infra/both-ways (created 2024-01-01T00:00:13Z)\n"+
+		"    spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `defaults`; a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides` [mode Deny]\n"+
+		"    spec.overrides.strategy: Unsupported value: \"merge\": MultipleMergeStrategies: supported values: \"atomic\", \"patch\" [mode Deny]\n"+
+		"11 policies audited: 1 would be denied today\n", out)
+	code, out, _ = runCLI(t, "", "audit", "-f", "examples", "-n", "nowhere")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "11 policies audited: 0 would be denied today\n", out)
+}

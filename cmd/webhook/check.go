@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,9 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"the annotations the mutating webhook would write. With --cluster, against the live\n" +
 			"cluster's objects and policies too (what a pull request would do if merged now: a\n" +
 			"manifest's policy updates the stored one of its name, or is created after every\n" +
-			"stored one); it reads the cluster with the webhook's read permissions. -o sarif writes a\n" +
+			"stored one); it reads the cluster with the webhook's read permissions. Documents that\n" +
+			"name no namespace are in -n's (as kubectl apply -n puts them; with --cluster, else the\n" +
+			"kubeconfig context's), else default. -o sarif writes a\n" +
 			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Exit 0 when\n" +
 			"all are allowed, 1 when any is denied (or, with --fail-on-warning, warned about or\n" +
 			"admitted only by an enforcement mode), 2 on unusable input or an unreachable cluster.",
@@ -55,10 +58,10 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 	if live {
 		var stored []manifests.Document
 		if stored, err = cluster.read(conf, s.err); err == nil {
-			report, err = check.RunOnto(stored, docs, conf.table, conf.settings)
+			report, err = check.RunOnto(stored, docs, conf.table, conf.settings, cluster.namespace())
 		}
 	} else {
-		report, err = check.Run(docs, conf.table, conf.settings)
+		report, err = check.RunIn(docs, conf.table, conf.settings, cmp.Or(cluster.overrides.Context.Namespace, "default"))
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "webhook check: %v\n", err)

@@ -427,3 +427,19 @@ func TestReadmeKindTableIsReal(t *testing.T) {
 	}
 	assert.Equal(t, out, rest[start:end], "README kind table is stale; run make update-golden")
 }
+
+// TestCheckNamespaceFlag: -n puts the documents that name no namespace where `kubectl apply
+// -n` would, so a policy lands beside its target there.
+func TestCheckNamespaceFlag(t *testing.T) {
+	dir := testkit.WriteFiles(t, map[string]string{"a.yaml": gatewayAndRoute + `---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}
+`})
+	code, out, errOut := runCLI(t, "", "check", "-f", dir, "-n", "team-a")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "ALLOWED ColorPolicy team-a/p (CREATE, "+filepath.Join(dir, "a.yaml")+" document 2)\n"+
+		"    impact: Atomic defaults on Gateway team-a/gw: reaches no paths yet (predicted at admission)\n"+
+		"1 policies checked: 1 allowed, 0 denied\n", out, "the Gateway is in team-a too: no TargetNotFound")
+}

@@ -63,6 +63,19 @@ func Audit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 	return report, nil
 }
 
+// OnlyIn keeps the findings of policies in namespace (the audit judged them against the
+// whole state).
+func (r *AuditReport) OnlyIn(namespace string) {
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if f.Namespace == namespace {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	r.Summary.Findings = len(kept)
+}
+
 // AsReport is the audit as a check report whose results are the findings (each denied, with
 // relaxed modes kept on its denials), for the CI formats.
 func (r *AuditReport) AsReport() *Report {

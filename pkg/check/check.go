@@ -72,18 +72,22 @@ var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // Run admits the policies among docs, one by one, against everything else in docs.
 // config (nil for the defaults) decides how each denial is enforced, as in the webhook.
 func Run(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, error) {
-	report, _, err := Admit(docs, table, config)
-	return report, err
+	return RunIn(docs, table, config, "default")
 }
 
-// Admit is Run that also returns the state after admission: every non-policy object and
-// the admitted policies.
-func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, *index.Snapshot, error) {
-	snap, policies, err := load(docs, table)
-	if err != nil {
-		return nil, nil, err
+// RunIn is Run with the documents that name no namespace in namespace, as `kubectl apply
+// -n` puts them.
+func RunIn(docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, error) {
+	if err := discoverKinds(docs, table); err != nil {
+		return nil, err
 	}
-	return admitAll(snap, policies, config), snap, nil
+	b := newBuilder(table)
+	b.namespace = namespace
+	policies, err := b.addAll(docs)
+	if err != nil {
+		return nil, err
+	}
+	return admitAll(b.snap, policies, config), nil
 }
 
 // RunOnto admits the policies among docs, in document order, onto a stored state: stored
@@ -92,7 +96,8 @@ func Admit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 // replaces the stored one of its kind, namespace and name; a policy in docs is a CREATE, or
 // an UPDATE of the stored policy of its name (keeping that one's creationTimestamp, as the
 // API server does), and one without a creationTimestamp is younger than every stored one.
-func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, error) {
+// Documents that name no namespace are in namespace.
+func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, error) {
 	if err := discoverKinds(append(append([]manifests.Document{}, stored...), docs...), table); err != nil {
 		return nil, err
 	}
@@ -106,15 +111,10 @@ func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *
 			b.snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
 		}
 	}
-	var policies []pendingPolicy
-	for _, d := range docs {
-		pd, err := b.add(d)
-		if err != nil {
-			return nil, err
-		}
-		if pd != nil {
-			policies = append(policies, *pd)
-		}
+	b.namespace = namespace
+	policies, err := b.addAll(docs)
+	if err != nil {
+		return nil, err
 	}
 	return admitAll(b.snap, policies, config), nil
 }
@@ -182,15 +182,9 @@ func load(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, [
 		return nil, nil, err
 	}
 	b := newBuilder(table)
-	var policies []pendingPolicy
-	for _, d := range docs {
-		pd, err := b.add(d)
-		if err != nil {
-			return nil, nil, err
-		}
-		if pd != nil {
-			policies = append(policies, *pd)
-		}
+	policies, err := b.addAll(docs)
+	if err != nil {
+		return nil, nil, err
 	}
 	return b.snap, policies, nil
 }
@@ -226,10 +220,27 @@ type builder struct {
 	table *kinds.KindTable
 	snap  *index.Snapshot
 	last  time.Time
+	// namespace is given to namespaced documents that name none.
+	namespace string
 }
 
 func newBuilder(table *kinds.KindTable) *builder {
-	return &builder{table: table, snap: index.New(), last: epoch}
+	return &builder{table: table, snap: index.New(), last: epoch, namespace: "default"}
+}
+
+// addAll stores the non-policy documents and returns the policy documents, in order.
+func (b *builder) addAll(docs []manifests.Document) ([]pendingPolicy, error) {
+	var policies []pendingPolicy
+	for _, d := range docs {
+		pd, err := b.add(d)
+		if err != nil {
+			return nil, err
+		}
+		if pd != nil {
+			policies = append(policies, *pd)
+		}
+	}
+	return policies, nil
 }
 
 // add stores a non-policy document, or returns a policy document for the caller to admit.
@@ -247,13 +258,13 @@ func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
 			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
 				d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
 		}
-		defaultNamespace(d.Object, row.Scope == kinds.Namespaced)
+		defaultNamespace(d.Object, row.Scope == kinds.Namespaced, b.namespace)
 		return &pendingPolicy{d, row}, nil
 	}
 	if known, served := kinds.ServedVersion(gv.Group, gv.Version); known && !served {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
 	}
-	defaultNamespace(d.Object, kinds.IsNamespacedResource(gk))
+	defaultNamespace(d.Object, kinds.IsNamespacedResource(gk), b.namespace)
 	if _, err := b.snap.AddResource(gk, d.Object); err != nil {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 	}
@@ -332,13 +343,13 @@ func assignCreationTimestamp(obj map[string]any, last time.Time) time.Time {
 	return t
 }
 
-func defaultNamespace(obj map[string]any, namespaced bool) {
+func defaultNamespace(obj map[string]any, namespaced bool, namespace string) {
 	meta, _ := obj["metadata"].(map[string]any)
 	if meta == nil {
 		return
 	}
 	if ns, _ := meta["namespace"].(string); ns == "" && namespaced {
-		meta["namespace"] = "default"
+		meta["namespace"] = namespace
 	}
 }
 
