@@ -93,6 +93,7 @@ func newRootCommand(s streams, code *int) *cobra.Command {
 		newReportCommand(s, code),
 		newServeCommand(s, code),
 		newKindsCommand(s, code),
+		newUninstallCommand(s, code),
 		newVersionCommand(s),
 	)
 	for _, c := range root.Commands() {

@@ -4,12 +4,8 @@
 package deploy
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/x509"
 	"encoding/pem"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,9 +20,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/policyattachment/webhook/internal/deployrender"
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
@@ -38,7 +34,7 @@ const (
 	webhookName = "policyattachment"
 )
 
-// render runs `kubectl kustomize` on a folder of deploy/ and indexes the objects by kind/name.
+// render runs kustomize on a folder of deploy/ and indexes the objects by kind/name.
 func render(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	return renderPath(t, filepath.Join("..", "..", "deploy", dir))
@@ -47,23 +43,9 @@ func render(t *testing.T, dir string) map[string][]byte {
 // renderPath is render of any folder.
 func renderPath(t *testing.T, path string) map[string][]byte {
 	t.Helper()
-	out, err := exec.Command("kubectl", "kustomize", path).CombinedOutput()
-	require.NoError(t, err, string(out))
-	objs := map[string][]byte{}
-	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
-	for {
-		doc, err := dec.Read()
-		if err != nil {
-			break
-		}
-		var u unstructured.Unstructured
-		require.NoError(t, yaml.Unmarshal(doc, &u.Object))
-		if u.Object == nil {
-			continue
-		}
-		objs[u.GetKind()+"/"+u.GetName()] = doc
-	}
-	return objs
+	objs, err := deployrender.Kustomize(path)
+	require.NoError(t, err)
+	return index(t, objs)
 }
 
 func decode(t *testing.T, objs map[string][]byte, key string, into any) {
@@ -204,7 +186,7 @@ func assertSkipsProtectedNamespaces(t *testing.T, exprs []metav1.LabelSelectorRe
 	for _, e := range exprs {
 		got[e.Key] = e.Values
 	}
-	assert.Equal(t, []string{"kube-system"}, got["kubernetes.io/metadata.name"])
+	assert.Equal(t, []string{"kube-system", namespace}, got["kubernetes.io/metadata.name"], "its own namespace by name too, labelled or not")
 	assert.Equal(t, []string{"skip"}, got["policyattachment.io/webhook"])
 }
 
@@ -231,13 +213,9 @@ func TestCertManagerOverlay(t *testing.T) {
 }
 
 func TestPlainCertsOverlay(t *testing.T) {
-	out := filepath.Join("..", "..", "deploy", "overlays", "plain-certs", "out")
-	gen := exec.Command("go", "run", "./certs", "-out", filepath.Join("deploy", "overlays", "plain-certs", "out"))
-	gen.Dir = filepath.Join("..", "..")
-	msg, err := gen.CombinedOutput()
-	require.NoError(t, err, string(msg))
-	caPEM, err := os.ReadFile(filepath.Join(out, "ca.crt"))
+	certs, err := plainCerts()
 	require.NoError(t, err)
+	caPEM := []byte(certs["ca.crt"])
 
 	objs := render(t, filepath.Join("overlays", "plain-certs"))
 	var v admissionregv1.ValidatingWebhookConfiguration

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/internal/deployrender"
 )
 
 // webhookCLI builds the binary once per test and runs it with a kubeconfig of the local
@@ -111,4 +118,71 @@ ALLOWED ColorPolicy cli-app/route-defaults (UPDATE, `+pr+` document 2)
 	code, _, errOut = run("explain", "--target", "httproute/store")
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "webhook explain: give manifests (-f PATH) or --cluster\n", errOut)
+}
+
+// TestUninstallRemovesTheWebhookConfigurations: `webhook uninstall` (the chart's pre-delete
+// hook) deletes both configurations and says so, succeeds again when they are gone, and as
+// the hook's ServiceAccount, with the chart's role, may delete the chart's configurations
+// and no others.
+func TestUninstallRemovesTheWebhookConfigurations(t *testing.T) {
+	ctx := context.Background()
+	cl, _ := newClient(t)
+	createDocs(t, cl, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: uninstall-test}`, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: uninstall-test}`)
+	run := webhookCLI(t)
+
+	code, out, errOut := run("uninstall", "--name", "uninstall-test")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, `validatingwebhookconfiguration.admissionregistration.k8s.io/uninstall-test deleted
+mutatingwebhookconfiguration.admissionregistration.k8s.io/uninstall-test deleted
+`, out)
+	gone := object(t, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration")
+	err := cl.Get(ctx, client.ObjectKey{Name: "uninstall-test"}, gone)
+	assert.True(t, apierrors.IsNotFound(err), "deleted: %v", err)
+
+	code, out, errOut = run("uninstall", "--name", "uninstall-test")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, `validatingwebhookconfiguration.admissionregistration.k8s.io/uninstall-test not found, nothing to delete
+mutatingwebhookconfiguration.admissionregistration.k8s.io/uninstall-test not found, nothing to delete
+`, out)
+
+	// The hook's own RBAC, as the chart renders it.
+	namespace(t, cl, "uninstall-hook")
+	rendered, err := deployrender.Helm(filepath.Join("..", "..", "deploy", "chart"), "policyattachment", "uninstall-hook", nil)
+	require.NoError(t, err)
+	for _, hook := range rendered.Hooks {
+		if hook.GetKind() != "Job" {
+			require.NoError(t, cl.Create(ctx, hook), hook.GetKind())
+		}
+	}
+	hookSA := "system:serviceaccount:uninstall-hook:policyattachment-uninstall"
+	for _, tc := range []struct {
+		verb, resource, name string
+		allowed              bool
+	}{
+		{"delete", "validatingwebhookconfigurations", "policyattachment", true},
+		{"delete", "mutatingwebhookconfigurations", "policyattachment", true},
+		{"get", "validatingwebhookconfigurations", "policyattachment", true},
+		{"delete", "validatingwebhookconfigurations", "another", false},
+		{"update", "validatingwebhookconfigurations", "policyattachment", false},
+		{"list", "validatingwebhookconfigurations", "", false},
+	} {
+		review := object(t, fmt.Sprintf(`apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: %s
+  groups: [system:serviceaccounts, "system:serviceaccounts:uninstall-hook", system:authenticated]
+  resourceAttributes: {group: admissionregistration.k8s.io, resource: %s, verb: %s, name: %q}`, hookSA, tc.resource, tc.verb, tc.name))
+		require.NoError(t, cl.Create(ctx, review))
+		allowed, _, _ := unstructured.NestedBool(review.Object, "status", "allowed")
+		assert.Equal(t, tc.allowed, allowed, "%s %s/%s", tc.verb, tc.resource, tc.name)
+	}
+	code, _, errOut = run("uninstall", "--name", "another", "--as", hookSA)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `webhook uninstall: validatingwebhookconfiguration.admissionregistration.k8s.io/another: validatingwebhookconfigurations.admissionregistration.k8s.io "another" is forbidden: User "`+hookSA+`" cannot delete resource`)
 }
