@@ -12,10 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
-HELM_VERSION=v3.22.0
 VERSION="$(cd hack/cert-manager && go list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)"
 OUT="$CACHE/cert-manager/$VERSION"
-HELM="$CACHE/bin/helm-$HELM_VERSION"
+HELM="$(bash hack/helm.sh)"
 t0=$(date +%s)
 say() { echo "cert-manager: +$(( $(date +%s) - t0 ))s $*" >&2; }
 
@@ -37,12 +36,6 @@ for c in controller cainjector webhook; do
   fi
 done
 
-if [ ! -x "$HELM" ]; then
-  say "building helm $HELM_VERSION (about 2 minutes the first time)"
-  tmp="$(mktemp -d)"
-  GOBIN="$tmp" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-  mkdir -p "$(dirname "$HELM")" && mv "$tmp/helm" "$HELM" && rmdir "$tmp"
-fi
 module="$(cd hack/cert-manager && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)"
 image() { echo "--set $1.repository=policyattachment-e2e/cert-manager-$2 --set-string $1.tag=$VERSION --set $1.pullPolicy=Never"; }
 # helm built by go install assumes Kubernetes v1.20 unless told, and the chart wants >= 1.22.

@@ -19,6 +19,11 @@ HACK="$(cd "$(dirname "$0")" && pwd)"
 . "$HACK/lib/k8s-module.sh"
 log() { echo "control-plane: $*" >&2; }
 
+# An API server that reports another version than it is (a build without the version
+# ldflags says v0.0.0-master) is rebuilt: Helm checks a chart's kubeVersion against it.
+if [ -x "$DEST/kube-apiserver" ] && [ "$("$DEST/kube-apiserver" --version 2>/dev/null)" != "Kubernetes v$K8S_VERSION" ]; then
+  rm -f "$DEST/kube-apiserver"
+fi
 if [ -x "$DEST/kube-apiserver" ] && [ -x "$DEST/etcd" ] && [ -x "$DEST/kubectl" ]; then
   echo "$DEST"
   exit 0
@@ -33,7 +38,7 @@ if [ ! -x "$DEST/kube-apiserver" ]; then
   (
     cd "$work/apiserver"
     k8s_module controlplane.local/apiserver kube-apiserver
-    "$GO" build -o "$DEST/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    "$GO" build -ldflags "$(k8s_ldflags)" -o "$DEST/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
   )
 fi
 

@@ -6,7 +6,9 @@
 # image. Each overlay in turn: `kubectl apply -k deploy/overlays/plain-certs`, the suite, the
 # README's uninstall; then cert-manager (hack/cert-manager.sh: built from its Go module, its
 # release manifest rendered from its chart), `kubectl apply -k deploy/overlays/cert-manager`,
-# the suite again (with a forced renewal). Needs root; installs the Debian packages the node
+# the suite again (with a forced renewal); before that overlay, on the same node, the Helm
+# chart: `helm install` (cert-manager certificates, the reports writer), the suite's denials,
+# `helm uninstall` with its pre-delete hook (NO_CHART=1 skips it). Needs root; installs the Debian packages the node
 # needs when they are missing. Always tears the node down, even on failure.
 #
 #   hack/e2e-node.sh                        everything, timed
@@ -81,6 +83,14 @@ for overlay in $OVERLAYS; do
     step "installing cert-manager: its images, then its manifest as its documentation says"
     bash hack/realnode.sh import "$CERT_MANAGER"/images/*.tar
     install_cert_manager "$CERT_MANAGER/cert-manager.yaml"
+    if [ -z "${NO_CHART:-}" ]; then
+      step "installing the Helm chart (deploy/chart: cert-manager certificates, reports on), the image set by values"
+      deploy_chart "$IMAGE_NAME" "$IMAGE_TAG"
+      step "the chart's webhook denies what the suite's first test expects"
+      run_suite '^TestDenials$'
+      step "helm uninstall: the pre-delete hook removes the webhook configurations first"
+      undeploy_chart
+    fi
   fi
   step "deploying the webhook: deploy/overlays/$overlay, the image set by kustomize"
   # The recommended install carries the opt-in reports writer too.

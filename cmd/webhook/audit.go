@@ -16,8 +16,9 @@ const clusterReadTimeout = 5 * time.Minute
 func newAuditCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
 	var cluster clusterFlags
+	var allNamespaces bool
 	cmd := &cobra.Command{
-		Use:   "audit [-f PATH]... [--kubeconfig FILE] [--config FILE] [-o text|json|yaml|sarif|junit]",
+		Use:   "audit [-f PATH]... [-R] [-k DIR] [-n NAMESPACE | -A] [--kubeconfig FILE] [--config FILE] [-o text|json|yaml|wide|sarif|junit]",
 		Short: "Find the stored policies the rules would deny today",
 		Long: "Reports the stored policies the rules would deny today: policies created before the\n" +
 			"webhook was installed, while it was down or failing open, or while their rule was in\n" +
@@ -29,18 +30,23 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 			"state). Exit 0 when nothing would be denied, 1 when something would, 2 on unusable\n" +
 			"input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
-			*code = runAudit(flags, cluster, s)
+			*code = runAudit(flags, cluster, allNamespaces, s)
 			return nil
 		},
 	}
 	flags.register(cmd.Flags())
-	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, sarif or junit (each finding a failed test case)"
+	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, wide (a table, a row per finding), sarif or junit (each finding a failed test case)"
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "report the findings of every namespace (the default without -n)")
 	cluster.register(cmd.Flags())
 	return cmd
 }
 
-func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
-	if flags.output != "sarif" && flags.output != "junit" && !flags.checkOutput("audit", s.err) {
+func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s streams) int {
+	if !flags.checkOutput("audit", s.err, "wide", "sarif", "junit") {
+		return exitBadInput
+	}
+	if allNamespaces && cluster.overrides.Context.Namespace != "" {
+		fmt.Fprintf(s.err, "webhook audit: give -n or -A, not both\n")
 		return exitBadInput
 	}
 	conf, err := loadConfig(flags.configFile)
@@ -49,8 +55,8 @@ func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
 		return exitBadInput
 	}
 	var docs []manifests.Document
-	if len(flags.paths) > 0 {
-		docs, err = manifests.Read(flags.paths, s.in)
+	if flags.given() {
+		docs, err = flags.read(s.in)
 	} else {
 		docs, err = cluster.read(conf, s.err)
 	}
@@ -71,6 +77,8 @@ func runAudit(flags offlineFlags, cluster clusterFlags, s streams) int {
 		err = check.WriteAuditJSON(s.out, report)
 	case "yaml":
 		err = writeStructured(s.out, "yaml", report)
+	case "wide":
+		err = check.WriteAuditTable(s.out, report)
 	case "sarif":
 		err = check.WriteSARIF(s.out, report.AsReport(), buildVersion())
 	case "junit":

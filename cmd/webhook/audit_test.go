@@ -73,7 +73,7 @@ func TestAuditCleanAndBadInput(t *testing.T) {
 
 	code, _, errOut := runCLI(t, "", "audit", "-f", dir, "-o", "xml")
 	assert.Equal(t, 2, code)
-	assert.Equal(t, "webhook audit: --output must be text, json or yaml, not \"xml\"\n", errOut)
+	assert.Equal(t, "webhook audit: --output must be text, json, yaml, wide, sarif or junit, not \"xml\"\n", errOut)
 
 	code, _, errOut = runCLI(t, "", "audit", "--kubeconfig", filepath.Join(dir, "missing-kubeconfig"))
 	assert.Equal(t, 2, code)

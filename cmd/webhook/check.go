@@ -19,7 +19,7 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 	var cluster clusterFlags
 	var live, failOnWarning bool
 	cmd := &cobra.Command{
-		Use:   "check -f PATH [-f PATH]... [--cluster] [--config FILE] [-o text|json|yaml|sarif|junit] [--fail-on-warning]",
+		Use:   "check (-f PATH [-f PATH]... [-R] | -k DIR) [--cluster] [--config FILE] [-o text|json|yaml|wide|sarif|junit] [--fail-on-warning]",
 		Short: "Judge the policies in manifests, as the API server would admit them",
 		Long: "Admits the policies in the manifests one by one, in document order, against every\n" +
 			"non-policy object and the policies admitted before them, and prints each verdict with\n" +
@@ -38,7 +38,7 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 		},
 	}
 	flags.register(cmd.Flags())
-	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, sarif or junit"
+	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, wide (a table, a row per policy), sarif or junit"
 	cmd.Flags().BoolVar(&failOnWarning, "fail-on-warning", false, "exit 1 when any policy gets a warning or is admitted only by its enforcement mode, as when one is denied")
 	cmd.Flags().BoolVar(&live, "cluster", false, "judge against the live cluster's objects and policies too (the connection flags below say which cluster)")
 	cluster.register(cmd.Flags())
@@ -46,10 +46,10 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 }
 
 func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags, s streams) int {
-	if flags.output != "sarif" && flags.output != "junit" && !flags.checkOutput("check", s.err) {
+	if !flags.checkOutput("check", s.err, "wide", "sarif", "junit") {
 		return exitBadInput
 	}
-	conf, docs, ok := loadInputs("check", flags.paths, flags.configFile, s.in, s.err)
+	conf, docs, ok := loadInputs("check", flags, s.in, s.err)
 	if !ok {
 		return exitBadInput
 	}
@@ -72,6 +72,8 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 		err = check.WriteJSON(s.out, report)
 	case "yaml":
 		err = writeStructured(s.out, "yaml", report)
+	case "wide":
+		err = check.WriteTable(s.out, report)
 	case "sarif":
 		err = check.WriteSARIF(s.out, report, buildVersion())
 	case "junit":
@@ -101,13 +103,13 @@ func warned(r *check.Report) bool {
 
 // loadInputs reads the configuration and the manifests for an offline command, reporting
 // unusable input on stderr.
-func loadInputs(cmd string, paths []string, configFile string, stdin io.Reader, stderr io.Writer) (*configuration, []manifests.Document, bool) {
-	conf, err := loadConfig(configFile)
+func loadInputs(cmd string, flags offlineFlags, stdin io.Reader, stderr io.Writer) (*configuration, []manifests.Document, bool) {
+	conf, err := loadConfig(flags.configFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
 		return nil, nil, false
 	}
-	docs, err := manifests.Read(paths, stdin)
+	docs, err := flags.read(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
 		return nil, nil, false

@@ -253,11 +253,20 @@ func TestCheckBadInput(t *testing.T) {
 		},
 		"no -f": {
 			args:    []string{"check"},
-			wantErr: "webhook check: no input: pass -f with a file or folder (repeatable), or -f - for standard input\n",
+			wantErr: "webhook check: no input: pass -f with a file or folder (repeatable), -f - for standard input, or -k with a kustomization folder\n",
+		},
+		"manifests only in subfolders, without -R": {
+			files:   map[string]string{"infra/a.yaml": gatewayAndRoute},
+			wantErr: "webhook check: DIR: no .yaml, .yml or .json files in this folder, only in its subfolders: add -R to read them\n",
+		},
+		"-f and -k": {
+			files:   map[string]string{"a.yaml": gatewayAndRoute},
+			args:    []string{"check", "-f", "DIR/a.yaml", "-k", "DIR"},
+			wantErr: "webhook check: give -f or -k, not both (as kubectl)\n",
 		},
 		"bad output format": {
 			args:    []string{"check", "-f", "DIR", "-o", "xml"},
-			wantErr: "webhook check: --output must be text, json or yaml, not \"xml\"\n",
+			wantErr: "webhook check: --output must be text, json, yaml, wide, sarif or junit, not \"xml\"\n",
 		},
 		"bad config file": {
 			files:   map[string]string{"a.yaml": gatewayAndRoute, "cfg/kinds.yml.txt": "kinds: []"},
@@ -315,7 +324,7 @@ func TestHelpAndUnknownCommand(t *testing.T) {
 	assert.Contains(t, errOut, `webhook: unknown command "frobnicate"`)
 	code, out, _ = runCLI(t, "", "check", "--help")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "Usage:\n  webhook check -f PATH")
+	assert.Contains(t, out, "Usage:\n  webhook check (-f PATH")
 	code, out, errOut = runCLI(t, "")
 	assert.Equal(t, 2, code, "no command")
 	assert.Empty(t, out)
@@ -330,7 +339,7 @@ func TestWrongCommandLines(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"check", "--outptu", "json"}, "webhook check: unknown flag: --outptu\n\nUsage:\n  webhook check -f PATH"},
+		{[]string{"check", "--outptu", "json"}, "webhook check: unknown flag: --outptu\n\nUsage:\n  webhook check (-f PATH"},
 		{[]string{"serve", "--port"}, "webhook serve: flag needs an argument: --port\n\nUsage:\n  webhook serve"},
 		{[]string{"serve", "--port", "https"}, "webhook serve: invalid argument \"https\" for \"--port\" flag"},
 		{[]string{"explain", "stray"}, "webhook explain: unknown command \"stray\" for \"webhook explain\"\n\nUsage:\n  webhook explain"},

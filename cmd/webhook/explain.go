@@ -22,7 +22,7 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 	var target string
 	var live bool
 	cmd := &cobra.Command{
-		Use:   "explain [-f PATH]... [--cluster] [--target KIND/NAME [-n NAMESPACE]] [--config FILE] [-o text|json|yaml]",
+		Use:   "explain [-f PATH]... [-R] [-k DIR] [--cluster] [--target KIND/NAME [-n NAMESPACE]] [--config FILE] [-o text|json|yaml]",
 		Short: "Print the effective policies and each policy's impact, on a live cluster or manifests",
 		Long: "Reads the cluster state (with --cluster, the live cluster's objects and policies, with\n" +
 			"the manifests laid over them; otherwise the manifests alone, every policy in them as if\n" +
@@ -48,7 +48,7 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 	if !flags.checkOutput("explain", s.err) {
 		return exitBadInput
 	}
-	if !live && len(flags.paths) == 0 {
+	if !live && !flags.given() {
 		fmt.Fprintf(s.err, "webhook explain: give manifests (-f PATH) or --cluster\n")
 		return exitBadInput
 	}
@@ -63,9 +63,9 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 	}
 	var conf *configuration
 	var docs []manifests.Document
-	if len(flags.paths) > 0 {
+	if flags.given() {
 		var ok bool
-		if conf, docs, ok = loadInputs("explain", flags.paths, flags.configFile, s.in, s.err); !ok {
+		if conf, docs, ok = loadInputs("explain", flags, s.in, s.err); !ok {
 			return exitBadInput
 		}
 	} else {

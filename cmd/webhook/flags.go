@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
@@ -12,24 +14,25 @@ import (
 // offlineFlags are the flags `check`, `explain` and `audit` share: the manifests, the kind
 // table and the output format.
 type offlineFlags struct {
-	paths      []string
+	manifestFlags
 	configFile string
 	output     string
 }
 
 func (o *offlineFlags) register(fs *pflag.FlagSet) {
-	fs.StringArrayVarP(&o.paths, "filename", "f", nil, "file or folder of manifests (repeatable; folders are read recursively, \"-\" reads standard input)")
+	o.manifestFlags.register(fs, "manifests")
 	fs.StringVar(&o.configFile, "config", "", configFlagHelp)
 	fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 }
 
-// checkOutput reports an output format other than text, json or yaml.
-func (o *offlineFlags) checkOutput(cmd string, stderr io.Writer) bool {
-	switch o.output {
-	case "text", "json", "yaml":
+// checkOutput reports an output format other than text, json, yaml or the command's more.
+func (o *offlineFlags) checkOutput(cmd string, stderr io.Writer, more ...string) bool {
+	formats := append([]string{"text", "json", "yaml"}, more...)
+	if slices.Contains(formats, o.output) {
 		return true
 	}
-	fmt.Fprintf(stderr, "webhook %s: --output must be text, json or yaml, not %q\n", cmd, o.output)
+	fmt.Fprintf(stderr, "webhook %s: --output must be %s or %s, not %q\n", cmd,
+		strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1], o.output)
 	return false
 }
 

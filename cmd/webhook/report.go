@@ -18,13 +18,12 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
-	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/reports"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 type reportFlags struct {
-	paths                  []string
+	manifests              manifestFlags
 	configFile, kubeconfig string
 	interval               time.Duration
 	once                   bool
@@ -35,7 +34,7 @@ type reportFlags struct {
 func newReportCommand(s streams, code *int) *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE] | report -f PATH [-f PATH]...",
+		Use:   "report [--interval 1m] [--once] [--kubeconfig FILE] [--config FILE] | report (-f PATH [-f PATH]... [-R] | -k DIR)",
 		Short: "Write each namespace's current truth as an OpenReports Report",
 		Long: "Writes what is true now of each namespace's policies as an OpenReports Report\n" +
 			"(openreports.io/v1alpha1, named policyattachment, labelled\n" +
@@ -54,7 +53,7 @@ func newReportCommand(s streams, code *int) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVarP(&f.paths, "filename", "f", nil, "print the Reports for these manifests (as if stored) as YAML instead of writing them to a cluster (repeatable; \"-\" reads standard input)")
+	f.manifests.register(fs, "print the Reports for these manifests (as if stored) as YAML instead of writing them to a cluster")
 	fs.StringVar(&f.configFile, "config", "", configFlagHelp)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.DurationVar(&f.interval, "interval", time.Minute, "how often to read the cluster and write the Reports that changed")
@@ -65,7 +64,7 @@ func newReportCommand(s streams, code *int) *cobra.Command {
 }
 
 func runReport(f reportFlags, s streams) int {
-	paths, configFile, kubeconfig, interval, once, writesPerSecond := f.paths, f.configFile, f.kubeconfig, f.interval, f.once, f.writesPerSecond
+	configFile, kubeconfig, interval, once, writesPerSecond := f.configFile, f.kubeconfig, f.interval, f.once, f.writesPerSecond
 	stdin, stdout, stderr := s.in, s.out, s.err
 	if interval <= 0 || writesPerSecond <= 0 {
 		fmt.Fprintf(stderr, "webhook report: --interval and --writes-per-second must be positive\n")
@@ -76,8 +75,8 @@ func runReport(f reportFlags, s streams) int {
 		fmt.Fprintf(stderr, "webhook report: %v\n", err)
 		return exitBadInput
 	}
-	if len(paths) > 0 {
-		return printReports(paths, stdin, conf, stdout, stderr)
+	if f.manifests.given() {
+		return printReports(&f.manifests, stdin, conf, stdout, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
@@ -124,8 +123,8 @@ func runReport(f reportFlags, s streams) int {
 }
 
 // printReports prints, as YAML documents, the Reports the manifests' policies would get.
-func printReports(paths []string, stdin io.Reader, conf *configuration, stdout, stderr io.Writer) int {
-	docs, err := manifests.Read(paths, stdin)
+func printReports(m *manifestFlags, stdin io.Reader, conf *configuration, stdout, stderr io.Writer) int {
+	docs, err := m.read(stdin)
 	if err == nil {
 		var state topology.State
 		if state, err = check.State(docs, conf.table); err == nil {

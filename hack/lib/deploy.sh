@@ -43,13 +43,7 @@ YAML
   if [ -n "$components" ]; then
     kubectl -n policyattachment-system rollout status deployment/policyattachment-reports --timeout=180s
   fi
-  # With cert-manager, cainjector fills the caBundles a moment after the configurations exist;
-  # until then the API server cannot call the webhook, and validation fails closed.
-  local kind
-  for kind in validatingwebhookconfiguration mutatingwebhookconfiguration; do
-    wait_for "the caBundle of $kind policyattachment" 120 \
-      sh -c "[ -n \"\$(kubectl get $kind policyattachment -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" ]"
-  done
+  wait_for_ca_bundles
 }
 
 # undeploy_webhook OVERLAY: the README's uninstall: the webhook configurations first, so the
@@ -57,6 +51,56 @@ YAML
 undeploy_webhook() {
   kubectl delete validatingwebhookconfiguration,mutatingwebhookconfiguration policyattachment --ignore-not-found
   kubectl delete -k "$REPO/.local/deploy-$1" --ignore-not-found --wait --timeout=180s
+}
+
+# deploy_chart IMAGE_NAME IMAGE_TAG: the README's `helm install` of deploy/chart (cert-manager
+# certificates, the reports writer on) into a namespace Helm creates unlabelled, then what
+# deploy_webhook waits for.
+deploy_chart() {
+  local helm
+  helm="$(cd "$REPO" && bash hack/helm.sh)"
+  local openreports
+  openreports="$(cd "$REPO" && go list -m -f '{{.Dir}}' github.com/openreports/reports-api)"
+  kubectl apply --server-side -f "$openreports/config/crd/openreports.io_reports.yaml" >/dev/null
+  "$helm" install policyattachment "$REPO/deploy/chart" -n policyattachment-system --create-namespace \
+    --set image.repository="$1" --set image.tag="$2" --set reports.enabled=true --wait --timeout 180s
+  wait_for_ca_bundles
+}
+
+# undeploy_chart: `helm uninstall`, whose pre-delete hook (a Job running `webhook uninstall`
+# with the hook's own RBAC) removes the webhook configurations before anything else goes;
+# then checks that it ran to completion and that nothing of the release is left.
+undeploy_chart() {
+  local helm
+  helm="$(cd "$REPO" && bash hack/helm.sh)"
+  "$helm" uninstall policyattachment -n policyattachment-system --wait --timeout 180s
+  local completed
+  completed="$(kubectl -n policyattachment-system get events -o jsonpath='{range .items[?(@.involvedObject.kind=="Job")]}{.involvedObject.name} {.reason}{"\n"}{end}')"
+  if ! grep -qx 'policyattachment-uninstall Completed' <<<"$completed"; then
+    echo "the pre-delete hook's Job did not complete; its events:" >&2
+    echo "$completed" >&2
+    return 1
+  fi
+  local left
+  left="$(kubectl get validatingwebhookconfiguration,mutatingwebhookconfiguration,clusterrole,clusterrolebinding -o name | grep policyattachment || true)
+$(kubectl -n policyattachment-system get deployment,service,serviceaccount,job,configmap,certificate -o name | grep policyattachment || true)"
+  if [ -n "$(tr -d '[:space:]' <<<"$left")" ]; then
+    echo "helm uninstall left these behind:" >&2
+    echo "$left" >&2
+    return 1
+  fi
+  echo "helm uninstall: the hook's Job completed, the release left nothing behind"
+}
+
+# wait_for_ca_bundles: with cert-manager, cainjector fills the caBundles a moment after the
+# configurations exist; until then the API server cannot call the webhook, and validation
+# fails closed.
+wait_for_ca_bundles() {
+  local kind
+  for kind in validatingwebhookconfiguration mutatingwebhookconfiguration; do
+    wait_for "the caBundle of $kind policyattachment" 120 \
+      sh -c "[ -n \"\$(kubectl get $kind policyattachment -o jsonpath='{.webhooks[0].clientConfig.caBundle}')\" ]"
+  done
 }
 
 # install_cert_manager MANIFEST: cert-manager's static manifest (a file or a URL), applied as
@@ -85,7 +129,9 @@ wait_for() {
   return 1
 }
 
-# run_suite: test/e2e against the deployed webhook, its Deployment drills included.
+# run_suite [PATTERN]: test/e2e against the deployed webhook, its Deployment drills included;
+# only the tests matching PATTERN (else $E2E_RUN) when given.
 run_suite() {
-  (cd "$REPO" && E2E_DEPLOYED=1 go test -tags e2e -count=1 ./test/e2e/ -v ${E2E_RUN:+-run "$E2E_RUN"})
+  local pattern="${1:-${E2E_RUN:-}}"
+  (cd "$REPO" && E2E_DEPLOYED=1 go test -tags e2e -count=1 ./test/e2e/ -v ${pattern:+-run "$pattern"})
 }

@@ -52,7 +52,7 @@ func main() {
 }
 
 func run(files []string, kubeconfig, crds string) error {
-	docs, err := manifests.Read(files, os.Stdin)
+	docs, err := manifests.Read(files, os.Stdin, manifests.Options{Recursive: true})
 	if err != nil && len(files) > 0 {
 		return err
 	}
@@ -88,7 +88,7 @@ func run(files []string, kubeconfig, crds string) error {
 // runAttached serves the webhook for the cluster of the current KUBECONFIG, and removes
 // its webhook configurations on exit so the cluster is never left calling a dead endpoint.
 func runAttached(files []string, host string, port int, crds string) error {
-	docs, err := manifests.Read(files, os.Stdin)
+	docs, err := manifests.Read(files, os.Stdin, manifests.Options{Recursive: true})
 	if err != nil && len(files) > 0 {
 		return err
 	}

@@ -193,13 +193,13 @@ func load(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, [
 // --snapshot-from`): files are read twice, once to discover policy kinds and once to
 // build, and each file's documents are dropped once stored.
 func StateFromFiles(paths []string, table *kinds.KindTable) (*index.Snapshot, int, error) {
-	err := manifests.Walk(paths, nil, func(docs []manifests.Document) error { return discoverKinds(docs, table) })
+	err := manifests.Walk(paths, nil, manifests.Options{Recursive: true}, func(docs []manifests.Document) error { return discoverKinds(docs, table) })
 	if err != nil {
 		return nil, 0, err
 	}
 	b := newBuilder(table)
 	count := 0
-	err = manifests.Walk(paths, nil, func(docs []manifests.Document) error {
+	err = manifests.Walk(paths, nil, manifests.Options{Recursive: true}, func(docs []manifests.Document) error {
 		for _, d := range docs {
 			pd, err := b.add(d)
 			if err != nil {

@@ -1,5 +1,6 @@
-// Package manifests reads Kubernetes objects from YAML and JSON files the way kubectl does:
-// folders recursively, files in lexical order, documents in order, Lists expanded.
+// Package manifests reads Kubernetes objects from YAML and JSON files the way kubectl -f
+// does: a folder's files (and, recursively, its subfolders' with -R) in lexical order,
+// documents in order, Lists expanded.
 package manifests
 
 import (
@@ -39,10 +40,17 @@ func inputErrorf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// Options say how folders are read.
+type Options struct {
+	// Recursive reads the files of subfolders too (kubectl -R); without it, a folder's own
+	// files only.
+	Recursive bool
+}
+
 // Read reads every document under paths, in order. stdin is used for the path "-".
-func Read(paths []string, stdin io.Reader) ([]Document, error) {
+func Read(paths []string, stdin io.Reader, opts Options) ([]Document, error) {
 	var docs []Document
-	err := Walk(paths, stdin, func(d []Document) error {
+	err := Walk(paths, stdin, opts, func(d []Document) error {
 		docs = append(docs, d...)
 		return nil
 	})
@@ -52,16 +60,19 @@ func Read(paths []string, stdin io.Reader) ([]Document, error) {
 // Walk reads the documents under paths file by file, in order, and hands each file's
 // documents to fn; nothing is kept between files, so a large folder costs the memory of
 // its largest file. stdin is used for the path "-" (and can be read once).
-func Walk(paths []string, stdin io.Reader, fn func([]Document) error) error {
+func Walk(paths []string, stdin io.Reader, opts Options, fn func([]Document) error) error {
 	if len(paths) == 0 {
 		return inputErrorf("no input: pass -f with a file or folder (repeatable), or -f - for standard input")
 	}
 	for _, p := range paths {
-		files, err := expand(p)
+		files, err := expand(p, opts.Recursive)
 		if err != nil {
 			return err
 		}
 		for _, f := range files {
+			if isKustomization(f) {
+				return inputErrorf("%s: a kustomization, not manifests: read what it renders with -k %s", f, filepath.Dir(f))
+			}
 			data, err := readFile(f, stdin)
 			if err != nil {
 				return err
@@ -79,7 +90,7 @@ func Walk(paths []string, stdin io.Reader, fn func([]Document) error) error {
 }
 
 // expand lists the files a path stands for.
-func expand(p string) ([]string, error) {
+func expand(p string, recursive bool) ([]string, error) {
 	if p == "-" {
 		return []string{"-"}, nil
 	}
@@ -90,10 +101,14 @@ func expand(p string) ([]string, error) {
 	if !info.IsDir() {
 		return []string{p}, nil
 	}
-	var files []string
+	var files, subfolders []string
 	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && path != p && !recursive {
+			subfolders = append(subfolders, path)
+			return fs.SkipDir
 		}
 		if !d.IsDir() && isManifest(path) {
 			files = append(files, path)
@@ -103,10 +118,22 @@ func expand(p string) ([]string, error) {
 	if err != nil {
 		return nil, inputErrorf("%s: %v", p, unwrapPathError(err))
 	}
+	if len(files) == 0 && len(subfolders) > 0 {
+		return nil, inputErrorf("%s: no .yaml, .yml or .json files in this folder, only in its subfolders: add -R to read them", p)
+	}
 	if len(files) == 0 {
 		return nil, inputErrorf("%s: no .yaml, .yml or .json files in this folder", p)
 	}
 	return files, nil
+}
+
+// isKustomization reports a kustomize file by the names kustomize looks for.
+func isKustomization(path string) bool {
+	switch filepath.Base(path) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
 }
 
 func isManifest(path string) bool {

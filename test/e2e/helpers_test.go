@@ -53,7 +53,7 @@ func newClient(t *testing.T) (client.Client, *testkit.Warnings) {
 // load reads the objects of a testdata file, in order.
 func load(t *testing.T, name string) []*unstructured.Unstructured {
 	t.Helper()
-	docs, err := manifests.Read([]string{filepath.Join("testdata", name)}, nil)
+	docs, err := manifests.Read([]string{filepath.Join("testdata", name)}, nil, manifests.Options{})
 	require.NoError(t, err)
 	out := make([]*unstructured.Unstructured, 0, len(docs))
 	for _, d := range docs {
