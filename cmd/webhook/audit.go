@@ -58,7 +58,7 @@ func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s st
 	if flags.given() {
 		docs, err = flags.read(s.in)
 	} else {
-		docs, err = cluster.read(conf, s.err)
+		docs, err = cluster.read(conf, nil, s.err)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "webhook audit: %v\n", err)

@@ -57,7 +57,7 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 	var err error
 	if live {
 		var stored []manifests.Document
-		if stored, err = cluster.read(conf, s.err); err == nil {
+		if stored, err = cluster.read(conf, nil, s.err); err == nil {
 			report, err = check.RunOnto(stored, docs, conf.table, conf.settings, cluster.namespace())
 		}
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // clusterFlags are kubectl's connection flags (--kubeconfig, --context, -n, --as, --server,
@@ -46,15 +47,21 @@ func (c *clusterFlags) namespace() string {
 	return "default"
 }
 
-// read lists every object the rules read from the cluster, with progress on progress.
-func (c *clusterFlags) read(conf *configuration, progress io.Writer) ([]manifests.Document, error) {
+// read lists every object the rules read from the cluster, with progress on progress; with
+// a target, only what the paths through it need.
+func (c *clusterFlags) read(conf *configuration, target *policy.TargetKey, progress io.Writer) ([]manifests.Document, error) {
 	cfg, err := c.restConfig()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
 	defer cancel()
-	docs, err := clusterstate.ReadCluster(ctx, cfg, conf.table, progress)
+	var docs []manifests.Document
+	if target != nil {
+		docs, err = clusterstate.ReadAround(ctx, cfg, conf.table, *target, progress)
+	} else {
+		docs, err = clusterstate.ReadCluster(ctx, cfg, conf.table, progress)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}

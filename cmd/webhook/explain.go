@@ -29,7 +29,8 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 			"stored) and prints the effective policy of every policy kind on every context path (or\n" +
 			"those through --target), with the policy that supplied each setting, and each\n" +
 			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets) over the\n" +
-			"whole state. --target takes kubectl's form, KIND/NAME in -n's namespace (httproute/store,\n" +
+			"whole state, or over the target's paths. With --cluster and --target it reads only what\n" +
+			"those paths need. --target takes kubectl's form, KIND/NAME in -n's namespace (httproute/store,\n" +
 			"gateways/gw, gtw/gw), or KIND/NAMESPACE/NAME. Use `webhook check` for what would be\n" +
 			"admitted. Exit 0, or 2 on unusable input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
@@ -76,7 +77,13 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 		}
 	}
 	if live {
-		stored, err := cluster.read(conf, s.err)
+		// Manifests laid over the cluster may add paths through the target that start
+		// anywhere: then the whole cluster is read.
+		around := key
+		if flags.given() {
+			around = nil
+		}
+		stored, err := cluster.read(conf, around, s.err)
 		if err != nil {
 			fmt.Fprintf(s.err, "webhook explain: %v\n", err)
 			return exitBadInput
@@ -90,7 +97,7 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 	}
 	ex := impact.Explain(snap, conf.table, key)
 	if flags.output == "text" {
-		err = writeExplanation(s.out, ex)
+		err = writeExplanation(s.out, ex, key)
 	} else {
 		err = writeStructured(s.out, flags.output, ex)
 	}
@@ -101,10 +108,15 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 	return exitOK
 }
 
-// writeExplanation prints the explanation the way `kubectl describe` reads.
-func writeExplanation(w io.Writer, ex impact.Explanation) error {
+// writeExplanation prints the explanation the way `kubectl describe` reads; with a target,
+// each policy's status is over the paths through it.
+func writeExplanation(w io.Writer, ex impact.Explanation, target *policy.TargetKey) error {
 	var b strings.Builder
-	b.WriteString("Policies:\n")
+	if target != nil {
+		fmt.Fprintf(&b, "Policies on the paths through %s:\n", target)
+	} else {
+		b.WriteString("Policies:\n")
+	}
 	if len(ex.Policies) == 0 {
 		b.WriteString("  <none>\n")
 	}

@@ -2,7 +2,6 @@ package clusterstate
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,53 +24,23 @@ const ListPageSize = 500
 // kinds, the table's policy kinds and CRDs labelled as policies (whose discovered rows are
 // added to table). Kinds the cluster does not serve are skipped. Progress goes to progress.
 func ReadCluster(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, progress io.Writer) ([]manifests.Document, error) {
-	c, err := client.New(cfg, client.Options{})
+	r, err := newReader(cfg, progress)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the API server: %w", err)
+		return nil, err
 	}
-	crds, err := listAll(ctx, c, crdGVK, client.HasLabels{kinds.PolicyLabel})
-	if err != nil {
-		return nil, fmt.Errorf("listing policy CRDs: %w", err)
-	}
-	for i := range crds {
-		found, labelled, err := kinds.RowFromCRD(crds[i].Object)
-		if !labelled {
-			continue
-		}
-		if err == nil {
-			if _, known := table.Lookup(found.Row.GroupKind()); !known {
-				err = table.Put(found.Row)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("CRD %s: %w", crds[i].GetName(), err)
-		}
+	if err := r.discoverPolicyKinds(ctx, table); err != nil {
+		return nil, err
 	}
 	gks := kinds.ReadKinds()
 	for _, row := range table.Rows() {
 		gks = append(gks, row.GroupKind())
 	}
-	var docs []manifests.Document
 	for _, gk := range gks {
-		mapping, err := c.RESTMapper().RESTMapping(gk)
-		if err != nil {
-			continue // not served by this cluster
-		}
-		items, err := listAll(ctx, c, mapping.GroupVersionKind)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", mapping.Resource.GroupResource(), err)
-		}
-		fmt.Fprintf(progress, "read %d %s\n", len(items), mapping.Resource.GroupResource())
-		for i := range items {
-			obj := items[i].Object
-			delete(obj, "status")
-			if meta, ok := obj["metadata"].(map[string]any); ok {
-				delete(meta, "managedFields")
-			}
-			docs = append(docs, manifests.Document{Source: "cluster " + mapping.Resource.GroupResource().String(), Index: i + 1, Object: obj})
+		if err := r.list(ctx, gk, nil); err != nil {
+			return nil, err
 		}
 	}
-	return docs, nil
+	return r.docs, nil
 }
 
 // listAll lists every object of gvk, page by page, with client-go's pager: when a long read

@@ -78,7 +78,7 @@ spec:
 
 	code, out, errOut := run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, `Policies:
+	assert.Equal(t, `Policies on the paths through HTTPRoute cli-app/store:
   ColorPolicy cli-app/route-defaults
     Status:         Enforced (1 path)
     Overrides:      <none>
@@ -87,7 +87,7 @@ Paths:
   ColorPolicy: Gateway cli-infra/gw > Listener http > HTTPRoute cli-app/store > Rule 0 > Service cli-app/b1
     color:                   "blue"  (from cli-app/route-defaults)
 `, out)
-	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io", "progress on stderr")
+	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name", "progress on stderr")
 
 	pr := filepath.Join(t.TempDir(), "pr.yaml")
 	require.NoError(t, os.WriteFile(pr, []byte(`apiVersion: policies.controller.io/v1
@@ -118,6 +118,64 @@ ALLOWED ColorPolicy cli-app/route-defaults (UPDATE, `+pr+` document 2)
 	code, _, errOut = run("explain", "--target", "httproute/store")
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "webhook explain: give manifests (-f PATH) or --cluster\n", errOut)
+
+	// With a target, explain reads the target's paths by name and lists only what it must:
+	// a Gateway policy reaching another team's route too is judged on store's path alone,
+	// exactly as when the whole cluster is read.
+	namespace(t, cl, "cli-other")
+	createDocs(t, cl, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: other, namespace: cli-other}
+spec:
+  parentRefs: [{name: gw, namespace: cli-infra}]
+  rules: [{backendRefs: [{name: b2, port: 80}]}]`, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: gw-green, namespace: cli-infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  defaults: {color: green}`)
+	want := `Policies on the paths through HTTPRoute cli-app/store:
+  ColorPolicy cli-app/route-defaults
+    Status:         Enforced (1 path)
+    Overrides:      cli-infra/gw-green
+    Overridden by:  <none>
+  ColorPolicy cli-infra/gw-green
+    Status:         Overridden (1 path)
+    Overrides:      <none>
+    Overridden by:  cli-app/route-defaults
+Paths:
+  ColorPolicy: Gateway cli-infra/gw > Listener http > HTTPRoute cli-app/store > Rule 0 > Service cli-app/b1
+    color:                   "blue"  (from cli-app/route-defaults)
+`
+	code, out, errOut = run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, want, out)
+	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name\n")
+	assert.Contains(t, errOut, "read 1 gateways.gateway.networking.k8s.io by name\n")
+	assert.NotRegexp(t, `read \d+ httproutes.gateway.networking.k8s.io\n`, errOut, "no route listed")
+	// The same target over the whole cluster (manifests laid over it make explain read all).
+	unrelated := filepath.Join(t.TempDir(), "unrelated.yaml")
+	require.NoError(t, os.WriteFile(unrelated, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: unrelated}\n"), 0o600))
+	code, out, errOut = run("explain", "--cluster", "-f", unrelated, "--target", "httproute/store", "-n", "cli-app")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, want, out, "reading the whole cluster tells the same")
+	assert.Regexp(t, `read \d+ httproutes.gateway.networking.k8s.io\n`, errOut)
+
+	// Through the Gateway: its routes are found by listing, and only those are kept.
+	code, out, errOut = run("explain", "--cluster", "--target", "gateway/gw", "-n", "cli-infra")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "HTTPRoute cli-other/other > Rule 0 > Service cli-other/b2\n    color:                   \"green\"  (from cli-infra/gw-green)\n")
+	assert.Regexp(t, `read 2 httproutes.gateway.networking.k8s.io, of \d+ listed, on the target's paths\n`, errOut)
+
+	// Through a backend a route names (no Service object needed), as over the whole cluster.
+	code, out, errOut = run("explain", "--cluster", "--target", "svc/b2", "-n", "cli-other")
+	require.Equal(t, 0, code, errOut)
+	_, whole, _ := run("explain", "--cluster", "-f", unrelated, "--target", "svc/b2", "-n", "cli-other")
+	assert.Equal(t, whole, out)
+	assert.Contains(t, out, "Gateway cli-infra/gw > Listener http > HTTPRoute cli-other/other > Rule 0 > Service cli-other/b2\n")
+	assert.Regexp(t, `read 1 httproutes.gateway.networking.k8s.io, of \d+ listed, on the target's paths\n`, errOut)
 }
 
 // TestUninstallRemovesTheWebhookConfigurations: `webhook uninstall` (the chart's pre-delete

@@ -83,7 +83,12 @@ func Explain(snap topology.State, table *kinds.KindTable, target *policy.TargetK
 			if target != nil && !shown[p] {
 				continue
 			}
-			im := Of(snap, p, cache)
+			var im Impact
+			if target != nil {
+				im = OfThrough(snap, p, *target, cache)
+			} else {
+				im = Of(snap, p, cache)
+			}
 			ex.Policies = append(ex.Policies, PolicyStatus{
 				Kind: row.Kind, Namespace: p.Namespace, Name: p.Name, Status: im.Status,
 				Overrides: im.Overrides, OverriddenBy: im.OverriddenBy, Contexts: im.Contexts,

@@ -95,6 +95,21 @@ func visibleRefs(refs []string, p *policy.Policy, msgs *validation.Messages) []s
 // every path; Overridden: none survives anywhere. The snapshot must hold p. The work grows
 // with the paths p reaches, not with the cluster.
 func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
+	return of(snap, p, cache, nil)
+}
+
+// OfThrough is Of over the paths of p that pass through one attachment point (`explain
+// --target`): what p does there, which a state holding only those paths answers alike.
+func OfThrough(snap topology.Snapshot, p *policy.Policy, target policy.TargetKey, cache *merge.Cache) Impact {
+	through := map[string]bool{}
+	for _, c := range topology.PathsThrough(snap, p.Row, target) {
+		through[c.String()] = true
+	}
+	return of(snap, p, cache, func(c topology.ContextPath) bool { return through[c.String()] })
+}
+
+// of is Of over the paths keep keeps (all when keep is nil).
+func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(topology.ContextPath) bool) Impact {
 	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
 	p = asStored(snap, p)
 	if cache == nil {
@@ -102,6 +117,9 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 	}
 	buf := pathBuffers.Get().(*[]topology.ContextPath)
 	paths := topology.AppendPathsOf(snap, p, (*buf)[:0])
+	if keep != nil {
+		paths = slices.DeleteFunc(paths, func(c topology.ContextPath) bool { return !keep(c) })
+	}
 	defer func() {
 		if cap(paths) <= maxPooledPaths {
 			clear(paths[:cap(paths)]) // hold no objects a later snapshot may have dropped, duplicates included
