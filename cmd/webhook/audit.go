@@ -46,12 +46,12 @@ func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s st
 		return exitBadInput
 	}
 	if allNamespaces && cluster.overrides.Context.Namespace != "" {
-		fmt.Fprintf(s.err, "webhook audit: give -n or -A, not both\n")
+		fmt.Fprintf(s.err, "%s: give -n or -A, not both\n", progName("audit"))
 		return exitBadInput
 	}
 	conf, err := loadConfig(flags.configFile)
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("audit"), err)
 		return exitBadInput
 	}
 	var docs []manifests.Document
@@ -61,12 +61,12 @@ func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s st
 		docs, err = cluster.read(conf, nil, s.err)
 	}
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("audit"), err)
 		return exitBadInput
 	}
 	report, err := check.Audit(docs, conf.table, conf.settings)
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook audit: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("audit"), err)
 		return exitBadInput
 	}
 	if namespace := cluster.overrides.Context.Namespace; namespace != "" {
@@ -87,7 +87,7 @@ func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s st
 		err = check.WriteAuditText(s.out, report)
 	}
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook audit: writing output: %v\n", err)
+		fmt.Fprintf(s.err, "%s: writing output: %v\n", progName("audit"), err)
 		return exitBadInput
 	}
 	if report.Summary.Findings > 0 {

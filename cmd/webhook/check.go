@@ -64,7 +64,7 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 		report, err = check.RunIn(docs, conf.table, conf.settings, cmp.Or(cluster.overrides.Context.Namespace, "default"))
 	}
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook check: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("check"), err)
 		return exitBadInput
 	}
 	switch flags.output {
@@ -82,7 +82,7 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 		err = check.WriteText(s.out, report)
 	}
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook check: writing output: %v\n", err)
+		fmt.Fprintf(s.err, "%s: writing output: %v\n", progName("check"), err)
 		return exitBadInput
 	}
 	if report.Summary.Denied > 0 || (failOnWarning && warned(report)) {
@@ -106,12 +106,12 @@ func warned(r *check.Report) bool {
 func loadInputs(cmd string, flags offlineFlags, stdin io.Reader, stderr io.Writer) (*configuration, []manifests.Document, bool) {
 	conf, err := loadConfig(flags.configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName(cmd), err)
 		return nil, nil, false
 	}
 	docs, err := flags.read(stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName(cmd), err)
 		return nil, nil, false
 	}
 	return conf, docs, true

@@ -50,14 +50,14 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 		return exitBadInput
 	}
 	if !live && !flags.given() {
-		fmt.Fprintf(s.err, "webhook explain: give manifests (-f PATH) or --cluster\n")
+		fmt.Fprintf(s.err, "%s: give manifests (-f PATH) or --cluster\n", progName("explain"))
 		return exitBadInput
 	}
 	var key *policy.TargetKey
 	if target != "" {
 		k, err := topology.ParseTargetIn(target, cluster.namespace())
 		if err != nil {
-			fmt.Fprintf(s.err, "webhook explain: --target: %v\n", err)
+			fmt.Fprintf(s.err, "%s: --target: %v\n", progName("explain"), err)
 			return exitBadInput
 		}
 		key = &k
@@ -72,7 +72,7 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 	} else {
 		var err error
 		if conf, err = loadConfig(flags.configFile); err != nil {
-			fmt.Fprintf(s.err, "webhook explain: %v\n", err)
+			fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
 			return exitBadInput
 		}
 	}
@@ -85,14 +85,14 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 		}
 		stored, err := cluster.read(conf, around, s.err)
 		if err != nil {
-			fmt.Fprintf(s.err, "webhook explain: %v\n", err)
+			fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
 			return exitBadInput
 		}
 		docs = append(stored, docs...)
 	}
 	snap, err := check.State(docs, conf.table)
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook explain: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
 		return exitBadInput
 	}
 	ex := impact.Explain(snap, conf.table, key)
@@ -102,7 +102,7 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 		err = writeStructured(s.out, flags.output, ex)
 	}
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook explain: writing output: %v\n", err)
+		fmt.Fprintf(s.err, "%s: writing output: %v\n", progName("explain"), err)
 		return exitBadInput
 	}
 	return exitOK

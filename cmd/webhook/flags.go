@@ -31,7 +31,7 @@ func (o *offlineFlags) checkOutput(cmd string, stderr io.Writer, more ...string)
 	if slices.Contains(formats, o.output) {
 		return true
 	}
-	fmt.Fprintf(stderr, "webhook %s: --output must be %s or %s, not %q\n", cmd,
+	fmt.Fprintf(stderr, "%s: --output must be %s or %s, not %q\n", progName(cmd),
 		strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1], o.output)
 	return false
 }

@@ -29,19 +29,19 @@ func newKindsCommand(s streams, code *int) *cobra.Command {
 func runKinds(configFile, output string, s streams) int {
 	conf, err := loadConfig(configFile)
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook kinds: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("kinds"), err)
 		return exitBadInput
 	}
 	switch output {
 	case "json", "yaml":
 		if err := writeStructured(s.out, output, conf.table.Rows()); err != nil {
-			fmt.Fprintf(s.err, "webhook kinds: writing output: %v\n", err)
+			fmt.Fprintf(s.err, "%s: writing output: %v\n", progName("kinds"), err)
 			return exitBadInput
 		}
 	case "text":
 		fmt.Fprint(s.out, kinds.KindTableMarkdown(conf.table))
 	default:
-		fmt.Fprintf(s.err, "webhook kinds: --output must be text, json or yaml, not %q\n", output)
+		fmt.Fprintf(s.err, "%s: --output must be text, json or yaml, not %q\n", progName("kinds"), output)
 		return exitBadInput
 	}
 	return exitOK

@@ -125,3 +125,12 @@ func wrongArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// progName is how messages name a command: "webhook check", or "kubectl policy-attachment
+// check" when the binary runs as the kubectl plugin.
+func progName(cmd string) string {
+	if asPlugin() {
+		return "kubectl " + PluginName + " " + cmd
+	}
+	return "webhook " + cmd
+}

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/policyattachment/webhook/pkg/manifests"
 )
@@ -26,7 +22,7 @@ type manifestFlags struct {
 func (m *manifestFlags) register(fs *pflag.FlagSet, what string) {
 	fs.StringArrayVarP(&m.paths, "filename", "f", nil, what+": a file or a folder's files (repeatable; \"-\" reads standard input)")
 	fs.BoolVarP(&m.recursive, "recursive", "R", false, "read the subfolders of the folders given with -f too")
-	fs.StringVarP(&m.kustomize, "kustomize", "k", "", "a kustomization's `DIR` instead of -f, rendered by kubectl kustomize (or kustomize build) from PATH")
+	fs.StringVarP(&m.kustomize, "kustomize", "k", "", "a kustomization's `DIR` instead of -f: what it renders, as kubectl apply -k would apply it")
 }
 
 // given reports whether manifests were named at all.
@@ -46,28 +42,16 @@ func (m *manifestFlags) read(stdin io.Reader) ([]manifests.Document, error) {
 	return manifests.Read(m.paths, stdin, manifests.Options{Recursive: m.recursive})
 }
 
-// kustomizeTimeout bounds rendering one kustomization.
-const kustomizeTimeout = 2 * time.Minute
-
-// readKustomization renders the kustomization in dir with the kubectl or kustomize on PATH.
-// The kustomize library is not linked in: it would add 21.6 MB (a third) to a binary that
-// is also the webhook's image (BENCHMARKS.md, "The CLI's size").
+// readKustomization renders the kustomization in dir with the kustomize library kubectl
+// apply -k uses (its default options: files only from under dir, no plugins).
 func readKustomization(dir string) ([]manifests.Document, error) {
-	var args []string
-	if path, err := exec.LookPath("kubectl"); err == nil {
-		args = []string{path, "kustomize", dir}
-	} else if path, err := exec.LookPath("kustomize"); err == nil {
-		args = []string{path, "build", dir}
-	} else {
-		return nil, fmt.Errorf("-k %s: neither kubectl nor kustomize is on PATH to render it; render it yourself and pipe it in: kustomize build %s | webhook ... -f -", dir, dir)
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("-k %s: %w", dir, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), kustomizeTimeout)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("-k %s: %s %s: %v: %s", dir, filepath.Base(args[0]), args[1], err, strings.TrimSpace(stderr.String()))
+	rendered, err := resources.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("-k %s: %w", dir, err)
 	}
-	return manifests.Decode(dir, stdout.Bytes())
+	return manifests.Decode(dir, rendered)
 }

@@ -67,12 +67,12 @@ func runReport(f reportFlags, s streams) int {
 	configFile, kubeconfig, interval, once, writesPerSecond := f.configFile, f.kubeconfig, f.interval, f.once, f.writesPerSecond
 	stdin, stdout, stderr := s.in, s.out, s.err
 	if interval <= 0 || writesPerSecond <= 0 {
-		fmt.Fprintf(stderr, "webhook report: --interval and --writes-per-second must be positive\n")
+		fmt.Fprintf(stderr, "%s: --interval and --writes-per-second must be positive\n", progName("report"))
 		return exitBadInput
 	}
 	conf, err := loadConfig(configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("report"), err)
 		return exitBadInput
 	}
 	if f.manifests.given() {
@@ -80,17 +80,17 @@ func runReport(f reportFlags, s streams) int {
 	}
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("report"), err)
 		return exitBadInput
 	}
 	scheme := runtime.NewScheme()
 	if err := reportsv1alpha1.Install(scheme); err != nil {
-		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("report"), err)
 		return exitBadInput
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook report: connecting to the API server: %v\n", err)
+		fmt.Fprintf(stderr, "%s: connecting to the API server: %v\n", progName("report"), err)
 		return exitBadInput
 	}
 	log := f.log.logger(stderr)
@@ -113,7 +113,7 @@ func runReport(f reportFlags, s streams) int {
 	log.Info("writing reports", "version", buildVersion(), "interval", interval.String(), "writesPerSecond", writesPerSecond)
 	if once {
 		if _, err := loop.Round(context.Background()); err != nil {
-			fmt.Fprintf(stderr, "webhook report: %v\n", err)
+			fmt.Fprintf(stderr, "%s: %v\n", progName("report"), err)
 			return exitDenied
 		}
 		return exitOK
@@ -139,7 +139,7 @@ func printReports(m *manifestFlags, stdin io.Reader, conf *configuration, stdout
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook report: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("report"), err)
 		return exitBadInput
 	}
 	return exitOK

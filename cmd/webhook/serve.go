@@ -75,16 +75,16 @@ func runServe(f serveFlags, s streams) int {
 	versions := map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
 	minVersion, ok := versions[tlsMin]
 	if !ok {
-		fmt.Fprintf(stderr, "webhook serve: --tls-min-version must be 1.2 or 1.3, not %q\n", tlsMin)
+		fmt.Fprintf(stderr, "%s: --tls-min-version must be 1.2 or 1.3, not %q\n", progName("serve"), tlsMin)
 		return exitBadInput
 	}
 	if reviewTimeout <= 0 {
-		fmt.Fprintf(stderr, "webhook serve: --review-timeout must be positive, not %s\n", reviewTimeout)
+		fmt.Fprintf(stderr, "%s: --review-timeout must be positive, not %s\n", progName("serve"), reviewTimeout)
 		return exitBadInput
 	}
 	conf, err := loadConfig(configFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
 	log := f.log.logger(stderr)
@@ -99,7 +99,7 @@ func runServe(f serveFlags, s streams) int {
 	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {
-			fmt.Fprintf(stderr, "webhook serve: --profiling-address: %v\n", err)
+			fmt.Fprintf(stderr, "%s: --profiling-address: %v\n", progName("serve"), err)
 			return exitBadInput
 		}
 		log.Info("serving pprof profiles", "address", profilingAddress)
@@ -108,11 +108,12 @@ func runServe(f serveFlags, s streams) int {
 		return serveStatic(snapshotFrom, admission.Options{
 			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 			Table: conf.table, Config: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
+			MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
 	srv, err := admission.NewServer(cfg, admission.Options{
@@ -121,7 +122,7 @@ func runServe(f serveFlags, s streams) int {
 		ReviewTimeout: reviewTimeout, MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
 	// SIGTERM or SIGINT: readiness turns false at once, reviews are still served for
@@ -140,7 +141,7 @@ func runServe(f serveFlags, s streams) int {
 	}()
 	ctx := ctrl.LoggerInto(serving, log)
 	if err := srv.Start(ctx); err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
 	return exitOK
@@ -150,7 +151,7 @@ func runServe(f serveFlags, s streams) int {
 func serveStatic(path string, opts admission.Options, stderr io.Writer) int {
 	snap, objects, err := check.StateFromFiles([]string{path}, opts.Table)
 	if err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
 	// Parsing left garbage many times the snapshot's size; hand it back to the OS now
@@ -158,7 +159,7 @@ func serveStatic(path string, opts admission.Options, stderr io.Writer) int {
 	debug.FreeOSMemory()
 	opts.Log.Info("serving a static snapshot", "from", path, "objects", objects)
 	if err := admission.NewStaticServer(snap, opts).Start(ctrl.SetupSignalHandler()); err != nil {
-		fmt.Fprintf(stderr, "webhook serve: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
 	return exitOK

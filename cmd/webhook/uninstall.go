@@ -47,12 +47,12 @@ func newUninstallCommand(s streams, code *int) *cobra.Command {
 func runUninstall(cluster *clusterFlags, name string, timeout time.Duration, s streams) int {
 	cfg, err := cluster.restConfig()
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook uninstall: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("uninstall"), err)
 		return exitBadInput
 	}
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		fmt.Fprintf(s.err, "webhook uninstall: %v\n", err)
+		fmt.Fprintf(s.err, "%s: %v\n", progName("uninstall"), err)
 		return exitBadInput
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -61,7 +61,7 @@ func runUninstall(cluster *clusterFlags, name string, timeout time.Duration, s s
 		what := fmt.Sprintf("%s.%s/%s", gvr.Resource[:len(gvr.Resource)-1], gvr.Group, name)
 		existed, err := deleteAndWait(ctx, client.Resource(gvr), name)
 		if err != nil {
-			fmt.Fprintf(s.err, "webhook uninstall: %s: %v\n", what, err)
+			fmt.Fprintf(s.err, "%s: %s: %v\n", progName("uninstall"), what, err)
 			return exitBadInput
 		}
 		if existed {

@@ -18,14 +18,25 @@ import (
 // when the manager does, after the shutdown delay in which /readyz already says
 // "shutting down".
 func probeServer(addr string, store *clusterstate.Store) manager.Runnable {
-	return manager.RunnableFunc(func(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.Handle(PathHealthz, healthz())
+	mux.Handle(PathReadyz, readyz(store))
+	return plainServer(addr, "the probes", "", mux)
+}
+
+// plainServer serves handler (at path, or a mux when path is empty) over plain HTTP on addr
+// until ctx ends.
+func plainServer(addr, what, path string, handler http.Handler) manager.Runnable {
+	if path != "" {
 		mux := http.NewServeMux()
-		mux.Handle(PathHealthz, healthz())
-		mux.Handle(PathReadyz, readyz(store))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		mux.Handle(path, handler)
+		handler = mux
+	}
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("serving the probes on %s: %w", addr, err)
+			return fmt.Errorf("serving %s on %s: %w", what, addr, err)
 		}
 		go func() {
 			<-ctx.Done()

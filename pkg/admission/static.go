@@ -3,6 +3,9 @@ package admission
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/policyattachment/webhook/pkg/clusterstate"
@@ -15,6 +18,7 @@ import (
 type StaticServer struct {
 	hooks webhook.Server
 	store *clusterstate.Store
+	opts  Options
 }
 
 // NewStaticServer serves snap over TLS with the given options.
@@ -24,8 +28,31 @@ func NewStaticServer(snap *index.Snapshot, opts Options) *StaticServer {
 	store.UseConfig(opts.Config)
 	store.SetReady()
 	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout}, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
-	return &StaticServer{hooks: hooks, store: store}
+	return &StaticServer{hooks: hooks, store: store, opts: opts}
 }
 
-// Start serves until ctx ends.
-func (s *StaticServer) Start(ctx context.Context) error { return s.hooks.Start(ctx) }
+// Start serves until ctx ends: the reviews over TLS and, as Server does, the probes and
+// metrics on their own plain-HTTP addresses when set.
+func (s *StaticServer) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runnables := []manager.Runnable{s.hooks}
+	if a := orOff(s.opts.ProbeAddress); a != "0" {
+		runnables = append(runnables, probeServer(a, s.store))
+	}
+	if a := orOff(s.opts.MetricsAddress); a != "0" {
+		runnables = append(runnables, plainServer(a, "metrics", PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
+	}
+	errs := make(chan error, len(runnables))
+	for _, r := range runnables {
+		go func() { errs <- r.Start(ctx) }()
+	}
+	var first error
+	for range runnables {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel() // one failed: stop the others
+		}
+	}
+	return first
+}

@@ -50,7 +50,7 @@ spec:
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), stderr.String())
-	assert.Equal(t, `Policies:
+	assert.Equal(t, `Policies on the paths through HTTPRoute e2e-plugin/store:
   ColorPolicy e2e-plugin/gw-defaults
     Status:         Enforced (1 path)
     Overrides:      <none>
@@ -64,5 +64,13 @@ Paths:
 	help.Env = cmd.Env
 	out, err = help.Output()
 	require.NoError(t, err)
-	assert.Contains(t, string(out), "Usage:\n  kubectl policy-attachment check -f PATH")
+	assert.Contains(t, string(out), "Usage:\n  kubectl policy-attachment check (-f PATH")
+
+	// Its messages name the command as the user typed it.
+	wrong := exec.Command(kubectl, "policy-attachment", "check")
+	wrong.Env = cmd.Env
+	stderr.Reset()
+	wrong.Stderr = &stderr
+	require.Error(t, wrong.Run())
+	assert.Equal(t, "kubectl policy-attachment check: no input: pass -f with a file or folder (repeatable), -f - for standard input, or -k with a kustomization folder\n", stderr.String())
 }
