@@ -23,6 +23,7 @@ import (
 type serveFlags struct {
 	host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
 	profilingAddress, metricsAddress, probeAddress              string
+	claimNamespace                                              string
 	port                                                        int
 	http2, liveReads                                            bool
 	auditInterval, reviewTimeout, shutdownDelay                 time.Duration
@@ -63,6 +64,7 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	fs.StringVar(&f.snapshotFrom, "snapshot-from", "", "serve a fixed snapshot read from manifests (a file or folder) instead of a cluster: for load tests and demos")
 	fs.StringVar(&f.profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&f.claimNamespace, "claim-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the Leases that serialize reviews of policies that could conflict across replicas (default: $POD_NAMESPACE, which the Deployment sets); empty turns claims off, which is safe with one replica only")
 	f.log.register(fs)
 	return cmd
 }
@@ -90,6 +92,9 @@ func runServe(f serveFlags, s streams) int {
 	log := f.log.logger(stderr)
 	ctrl.SetLogger(log)
 	log.Info("starting", "version", buildVersion())
+	if f.claimNamespace == "" && snapshotFrom == "" {
+		log.Info("claims off (no --claim-namespace): two conflicting policies written at the same instant through two replicas could both be admitted; run one replica, or set it")
+	}
 	admission.PublishBuildInfo(buildVersion())
 	if soft := memlimit.Apply(automemlimit.FromCgroup, os.Getenv); soft > 0 {
 		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
@@ -120,6 +125,7 @@ func runServe(f serveFlags, s streams) int {
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 		Table: conf.table, Config: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
 		ReviewTimeout: reviewTimeout, MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
+		ClaimNamespace: f.claimNamespace, Replica: replicaName(),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
@@ -170,4 +176,14 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
 	return ctrl.GetConfig()
+}
+
+// replicaName names this process on its claims: the pod's name (POD_NAME, set by the
+// Deployment), else the host's.
+func replicaName() string {
+	if name := os.Getenv("POD_NAME"); name != "" {
+		return name
+	}
+	name, _ := os.Hostname()
+	return name
 }

@@ -15,10 +15,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -49,6 +53,9 @@ type Cluster struct {
 	// AuditInterval is the webhook's periodic audit (the first runs once it is ready);
 	// 5 minutes when zero, as `webhook serve` defaults to.
 	AuditInterval time.Duration
+	// ClaimNamespace turns claims across replicas on (`webhook serve --claim-namespace`);
+	// StartWebhook creates the namespace.
+	ClaimNamespace string
 
 	env      *envtest.Environment // nil when attached to an existing cluster
 	attached bool
@@ -124,9 +131,11 @@ func (c *Cluster) StartWebhook(ctx context.Context, table *kinds.KindTable, log 
 	}
 	c.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	c.ProbeURL = fmt.Sprintf("http://127.0.0.1:%d", probePort)
-	srv, err := admission.NewServer(c.Config, admission.Options{Host: c.host, Port: c.port, CertDir: c.certDir, Table: table, Log: log,
-		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute),
-		MetricsAddress: fmt.Sprintf("127.0.0.1:%d", metricsPort), ProbeAddress: fmt.Sprintf("127.0.0.1:%d", probePort)})
+	if err := c.createClaimNamespace(); err != nil {
+		return nil, err
+	}
+	srv, err := admission.NewServer(c.Config, c.serverOptions(c.port, table, log, "replica-0",
+		fmt.Sprintf("127.0.0.1:%d", metricsPort), fmt.Sprintf("127.0.0.1:%d", probePort)))
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +143,106 @@ func (c *Cluster) StartWebhook(ctx context.Context, table *kinds.KindTable, log 
 	go func() { done <- srv.Start(ctx) }()
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: c.TLS}, Timeout: time.Second}
 	return done, WaitReady(hc, c.BaseURL+admission.PathReadyz, 30*time.Second)
+}
+
+// StartReplica runs one more webhook in-process, with a store of its own, on port (a free
+// one when 0), as another replica of the Deployment would; it serves the cluster's serving
+// certificate. It returns the replica's base URL and, once ctx ends, Start's result.
+func (c *Cluster) StartReplica(ctx context.Context, table *kinds.KindTable, log logr.Logger, name string, port int) (string, <-chan error, error) {
+	if port == 0 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			return "", nil, err
+		}
+	}
+	srv, err := admission.NewServer(c.Config, c.serverOptions(port, table, log, name, "0", "0"))
+	if err != nil {
+		return "", nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	url := "https://" + net.JoinHostPort(c.host, strconv.Itoa(port))
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: c.TLS}, Timeout: time.Second}
+	return url, done, WaitReady(hc, url+admission.PathReadyz, 30*time.Second)
+}
+
+func (c *Cluster) serverOptions(port int, table *kinds.KindTable, log logr.Logger, replica, metrics, probes string) admission.Options {
+	return admission.Options{Host: c.host, Port: port, CertDir: c.certDir, Table: table, Log: log,
+		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute),
+		MetricsAddress: metrics, ProbeAddress: probes, ClaimNamespace: c.ClaimNamespace, Replica: replica}
+}
+
+// createClaimNamespace creates the namespace claims live in, when claims are on.
+func (c *Cluster) createClaimNamespace() error {
+	if c.ClaimNamespace == "" {
+		return nil
+	}
+	cl, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ClaimNamespace}}
+	if err := cl.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the claims' namespace: %w", err)
+	}
+	return nil
+}
+
+// TLSCertificate is the cluster's current serving certificate (for a proxy in front of
+// replicas).
+func (c *Cluster) TLSCertificate() (tls.Certificate, error) {
+	return tls.LoadX509KeyPair(filepath.Join(c.certDir, "tls.crt"), filepath.Join(c.certDir, "tls.key"))
+}
+
+// SetWebhookURL points every webhook of the two configurations at base (a proxy), and
+// returns a function that points them back.
+func (c *Cluster) SetWebhookURL(base string) (restore func() error, err error) {
+	cl, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	repoint := func(to string) error {
+		ctx := context.Background()
+		v := &admissionregv1.ValidatingWebhookConfiguration{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: configName}, v); err != nil {
+			return err
+		}
+		for i := range v.Webhooks {
+			v.Webhooks[i].ClientConfig.URL = rebase(v.Webhooks[i].ClientConfig.URL, to)
+		}
+		if err := cl.Update(ctx, v); err != nil {
+			return err
+		}
+		m := &admissionregv1.MutatingWebhookConfiguration{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: configName}, m); err != nil {
+			return err
+		}
+		for i := range m.Webhooks {
+			m.Webhooks[i].ClientConfig.URL = rebase(m.Webhooks[i].ClientConfig.URL, to)
+		}
+		return cl.Update(ctx, m)
+	}
+	if err := repoint(base); err != nil {
+		return nil, err
+	}
+	return func() error { return repoint(c.BaseURL) }, nil
+}
+
+// rebase keeps a URL's path on another base.
+func rebase(url *string, base string) *string {
+	if url == nil {
+		return nil
+	}
+	rest := *url
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	path := ""
+	if i := strings.Index(rest, "/"); i >= 0 {
+		path = rest[i:]
+	}
+	out := base + path
+	return &out
 }
 
 // RotateServingCert issues a new serving certificate from the cluster's CA.

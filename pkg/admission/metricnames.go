@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/policyattachment/webhook/pkg/claims"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 )
 
@@ -15,6 +16,9 @@ func MetricNames() []string {
 	names := clusterstate.MetricNames()
 	for _, c := range []prometheus.Collector{reviewsTotal, buildInfo, reviewSeconds, reviewsInFlight, relaxedTotal,
 		auditFindings, auditPolicies, auditDuration, auditLastRun, reviewTimeouts, handlerPanics, reservationsExpired} {
+		names = append(names, clusterstate.DescribedNames(c)...)
+	}
+	for _, c := range claims.Collectors() {
 		names = append(names, clusterstate.DescribedNames(c)...)
 	}
 	sort.Strings(names)

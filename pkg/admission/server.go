@@ -12,14 +12,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/policyattachment/webhook/pkg/claims"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
@@ -56,7 +59,11 @@ type Options struct {
 	// ProbeAddress serves /healthz and /readyz. Empty or "0": not served apart (the HTTPS
 	// port serves all three either way).
 	MetricsAddress, ProbeAddress string
-	Table                        *kinds.KindTable
+	// ClaimNamespace is where claims (coordination.k8s.io Leases) serialize conflicting
+	// reviews across replicas (package claims); empty: no claims (one replica only).
+	// Replica names this process on them.
+	ClaimNamespace, Replica string
+	Table                   *kinds.KindTable
 	// Config holds the config file's enforcement modes and message settings (nil: defaults).
 	Config *rules.Config
 	Log    logr.Logger
@@ -92,8 +99,29 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	store.UseConfig(opts.Config)
 	s := &Server{opts: opts, store: store, mgr: mgr, feeds: clusterstate.NewFeeds(store, mgr, dyn, opts.Table, opts.Log)}
 	v := &Validator{Store: store, Timeout: opts.ReviewTimeout}
+	// The live reads and the claims go without a client-side rate limit (the manager's is 20
+	// requests a second): each is a request or two per review the API server itself chose to
+	// send, which its API Priority and Fairness already bounds; a limit here would queue
+	// reviews behind one another until they time out.
+	unlimited := rest.CopyConfig(cfg)
+	unlimited.QPS = -1
 	if !opts.NoLiveReads {
-		v.Live = mgr.GetAPIReader()
+		live, err := client.New(unlimited, client.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("creating the client live reads go through: %w", err)
+		}
+		v.Live = live
+	}
+	if opts.ClaimNamespace != "" {
+		leases, err := coordinationclient.NewForConfig(unlimited)
+		if err != nil {
+			return nil, fmt.Errorf("creating the client claims are written with: %w", err)
+		}
+		claimer := &claims.Claimer{Leases: leases.Leases(opts.ClaimNamespace), Replica: opts.Replica}
+		v.Claims = claimer
+		if err := mgr.Add(collectClaims(claimer, opts.Log)); err != nil {
+			return nil, err
+		}
 	}
 	if a := orOff(opts.ProbeAddress); a != "0" {
 		if err := mgr.Add(probeServer(a, store)); err != nil {
@@ -263,5 +291,26 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 		}
 		reviewsTotal.WithLabelValues(name, verdict, reason, req.Kind.Group, req.Kind.Kind, req.Namespace, string(req.Operation), dryRun).Inc()
 		return resp
+	})
+}
+
+// claimsCollectInterval is how often each replica deletes the claims kept past their use.
+const claimsCollectInterval = 30 * time.Second
+
+// collectClaims deletes old claims every claimsCollectInterval until the manager stops.
+func collectClaims(c *claims.Claimer, log logr.Logger) manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		t := time.NewTicker(claimsCollectInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				if err := c.Collect(ctx); err != nil && ctx.Err() == nil {
+					log.Error(err, "deleting old claims failed; they are deleted on the next round")
+				}
+			}
+		}
 	})
 }

@@ -3,8 +3,10 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/policyattachment/webhook/pkg/claims"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -30,6 +33,8 @@ type Validator struct {
 	Store *clusterstate.Store
 	// Live reads from the API server when the store may be behind; nil reads the store only.
 	Live client.Reader
+	// Claims serializes conflicting writes across replicas (nil: none; one replica only).
+	Claims clusterstate.Claims
 	// Timeout is the per-review deadline (DefaultReviewTimeout when zero). It must be shorter
 	// than the webhook configuration's timeoutSeconds, so that a review that cannot finish is
 	// refused in this webhook's words instead of the API server's timeout.
@@ -74,13 +79,29 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	dryRun := req.DryRun != nil && *req.DryRun
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
-	reviewer := clusterstate.Reviewer{Store: v.Store, Live: v.Live}
-	verdict, ok := reviewer.Review(ctx, gvk, rreq, !dryRun)
-	if !ok {
+	reviewer := clusterstate.Reviewer{Store: v.Store, Live: v.Live, Claims: v.Claims}
+	if req.Operation == admissionv1.Update && unchangedForRules(req) {
+		// Others judged meanwhile read the stored version, which says the same; and the API
+		// server stores an unchanged object without a watch event that would release a claim.
+		reviewer.Claims = nil
+	}
+	verdict, err := reviewer.Review(ctx, gvk, rreq, !dryRun)
+	switch {
+	case errors.Is(err, clusterstate.ErrDeadline):
 		reviewTimeouts.Inc()
 		return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf(
 			"policy attachment review of %s %s/%s did not finish within %s (--review-timeout): the write was not checked, so it is refused; retry, and if it persists see the webhook's log and policyattachment_live_read_errors_total",
 			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, timeout))
+	case claims.IsBusy(err):
+		reviewTimeouts.Inc()
+		return admission.Errored(http.StatusConflict, fmt.Errorf(
+			"policy attachment review of %s %s/%s could not be serialized with another policy: %v; the write was not checked, so it is refused; retry",
+			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, err))
+	case err != nil:
+		logf.FromContext(ctx).Error(err, "claiming a policy's attachment points failed; refusing the write")
+		return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf(
+			"policy attachment review of %s %s/%s: %v; the write was not checked, so it is refused",
+			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, err))
 	}
 	recordRelaxed(rreq.Policy, verdict)
 	logVerdict(ctx, req, rreq.Policy, verdict)
@@ -164,6 +185,27 @@ func (v *Validator) deletion(gk schema.GroupKind, req admission.Request) admissi
 		resp.Warnings = []string{warning}
 	}
 	return resp
+}
+
+// unchangedForRules reports an UPDATE that changes none of what the rules read of a policy:
+// its spec, labels and annotations.
+func unchangedForRules(req admission.Request) bool {
+	now, err := objectOf(req.Object)
+	if err != nil || now == nil {
+		return false
+	}
+	before, err := objectOf(req.OldObject)
+	if err != nil || before == nil {
+		return false
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		a, _, _ := unstructured.NestedFieldNoCopy(now, "metadata", field)
+		b, _, _ := unstructured.NestedFieldNoCopy(before, "metadata", field)
+		if !reflect.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return reflect.DeepEqual(now["spec"], before["spec"])
 }
 
 // decodeRequest builds the engine's Request from an admission request, decoding each

@@ -2,6 +2,8 @@ package clusterstate
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +20,9 @@ import (
 
 // Reviewer judges policy writes against the store, reading the API server where the
 // store may be behind. Its Review is the whole path of a verdict:
+//  0. claim: a write that could conflict claims its conflict keys across replicas first
+//     (Claims), waiting while another policy's review holds one; the claims are given back
+//     when the watch confirms the policy, or at once when it is not admitted;
 //  1. prepare: when the store holds no other policy of the kind at the policy's
 //     attachment points (the moment a policy just admitted through another replica may not
 //     have reached this one's watch yet), list the kind live and feed what the store lacks;
@@ -32,17 +37,81 @@ type Reviewer struct {
 	Store *Store
 	// Live reads from the API server; nil judges on the store alone (one replica only).
 	Live client.Reader
+	// Claims serializes conflicting writes across replicas; nil claims nothing (one
+	// replica only: its store serializes its own reviews).
+	Claims Claims
 }
 
-// Review judges req (for a policy of gvk) and, when reserve is set and the write is
-// admitted, reserves the policy in the store. It reports false when ctx ended first.
-func (r *Reviewer) Review(ctx context.Context, gvk schema.GroupVersionKind, req rules.Request, reserve bool) (rules.Verdict, bool) {
-	r.prepare(ctx, gvk, req.Policy, req.Operation == rules.Update)
+// Claims takes claims on conflict keys for a policy (its namespace/name) (package claims):
+// release gives them back, saying whether the policy was admitted and stored; recent are
+// the policies admitted at those keys lately, through any replica.
+type Claims interface {
+	Claim(ctx context.Context, owner string, keys []string) (release func(admitted bool), recent []string, err error)
+}
+
+// ErrDeadline is a review whose context ended before it was judged.
+var ErrDeadline = errors.New("the review's deadline passed")
+
+// Review judges req (for a policy of gvk) and, when reserve is set (not a dry run) and the
+// write is admitted, reserves the policy in the store. It fails with ErrDeadline when ctx
+// ended first, and with the claim's error when a claim could not be taken: the write must
+// then be refused, never admitted unchecked.
+func (r *Reviewer) Review(ctx context.Context, gvk schema.GroupVersionKind, req rules.Request, reserve bool) (rules.Verdict, error) {
+	var release func(admitted bool)
+	if reserve && r.Claims != nil && req.Policy != nil && req.Operation != rules.Delete {
+		if keys := r.Store.ClaimKeys(req.Policy); len(keys) > 0 {
+			var recent []string
+			var err error
+			if release, recent, err = r.Claims.Claim(ctx, req.Policy.Namespace+"/"+req.Policy.Name, keys); err != nil {
+				return rules.Verdict{}, err
+			}
+			// The policies admitted at the keys lately, through any replica, may be stored
+			// and not yet watched here: each is read, by name, from the API server. Every
+			// other policy at the keys was admitted long enough ago to be watched here.
+			r.fetch(ctx, gvk, recent)
+		}
+	}
+	if release == nil {
+		r.prepare(ctx, gvk, req.Policy, req.Operation == rules.Update)
+	}
 	verdict, ok := r.Store.Judge(ctx, req, reserve)
 	if ok && hasReason(verdict, validation.ReasonConflicted) && r.dropDeleted(ctx, gvk, req.Policy) {
 		verdict, ok = r.Store.Judge(ctx, req, reserve) // the conflict was with a policy already gone
 	}
-	return verdict, ok
+	if release != nil {
+		if ok && verdict.Allowed() {
+			r.Store.Hold(req.Policy, release)
+		} else {
+			go release(false)
+		}
+	}
+	if !ok {
+		return rules.Verdict{}, ErrDeadline
+	}
+	return verdict, nil
+}
+
+// fetch reads the named policies of gvk (namespace/name) from the API server and feeds
+// those it finds into the store; a failed read is logged and counted, and the review is
+// judged on the store.
+func (r *Reviewer) fetch(ctx context.Context, gvk schema.GroupVersionKind, names []string) {
+	if r.Live == nil || len(names) == 0 {
+		return
+	}
+	ctx, cancel := liveContext(ctx)
+	defer cancel()
+	for _, ref := range names {
+		namespace, name, _ := strings.Cut(ref, "/")
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := r.Live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+			if !apierrors.IsNotFound(err) {
+				liveReadFailed(ctx, err, "get", gvk, namespace, name)
+			}
+			continue
+		}
+		r.Store.Upsert(gvk.GroupKind(), u.Object)
+	}
 }
 
 // LiveReadTimeout bounds the live read of one review, well inside the webhook timeout, so
@@ -59,9 +128,9 @@ func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, limit)
 }
 
-// prepare closes the gap between replicas: when the store holds no other policy of the
-// kind at any of p's attachment points, it lists that kind in the namespaces concerned
-// straight from the API server and feeds what it finds into the store.
+// prepare closes the gap between replicas without claims: when the store holds no other
+// policy of the kind at any of p's attachment points, it lists that kind in the namespaces
+// concerned straight from the API server and feeds what it finds into the store.
 func (r *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy, stored bool) {
 	if r.Live == nil || r.Store.HasOthersAt(p) {
 		return

@@ -2,6 +2,7 @@ package clusterstate
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,9 @@ type Store struct {
 	config   *rules.Config
 	snap     *index.Snapshot
 	reserved map[policyID]time.Time
+	// releases give back the claims (package claims) a reserved policy was judged under,
+	// once the watch confirms it or its reservation ends otherwise.
+	releases map[policyID]func(admitted bool)
 	// deleting marks policies whose DELETE this webhook admitted: they had been stored, so
 	// a live read that no longer finds them proves them gone even if still reserved.
 	deleting map[policyID]time.Time
@@ -70,7 +74,7 @@ const ReservationTTL = 30 * time.Second
 
 // NewStore returns a store over a kind table and an initial snapshot.
 func NewStore(table *kinds.KindTable, snap *index.Snapshot) *Store {
-	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, deleting: map[policyID]time.Time{},
+	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, releases: map[policyID]func(admitted bool){}, deleting: map[policyID]time.Time{},
 		forgotten: map[policyID]forgottenPolicy{}, now: time.Now}
 }
 
@@ -165,6 +169,7 @@ func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 		}
 		s.snap.PutPolicy(p)
 		delete(s.reserved, idOf(p))
+		s.releaseHeld(idOf(p), true)
 		return
 	}
 	_, _ = s.snap.AddResource(gk, obj) // a malformed ReferenceGrant cannot be indexed; skip it
@@ -202,6 +207,54 @@ func (s *Store) removePolicy(id policyID) {
 	s.snap.RemovePolicy(id.kind, id.namespace, id.name)
 	delete(s.reserved, id)
 	delete(s.deleting, id)
+	s.releaseHeld(id, false)
+}
+
+// Hold keeps release until the watch confirms p, which Judge has just reserved, or its
+// reservation ends otherwise; then calls it. Without a reservation it calls it at once.
+// The caller must not hold s.mu.
+func (s *Store) Hold(p *policy.Policy, release func(admitted bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := idOf(p)
+	if _, ok := s.reserved[id]; !ok {
+		go release(false)
+		return
+	}
+	s.releaseHeld(id, false) // an earlier review of the same policy
+	s.releases[id] = release
+}
+
+// releaseHeld gives back the claims held for id, off the lock (a release is an API call),
+// saying whether the watch confirmed the policy stored.
+func (s *Store) releaseHeld(id policyID, admitted bool) {
+	if release, ok := s.releases[id]; ok {
+		delete(s.releases, id)
+		go release(admitted)
+	}
+}
+
+// ClaimKeys returns p's conflict keys: its kind and each object it attaches to (by name or
+// by label selector), for claims across replicas. A kind whose policies never conflict has
+// none.
+func (s *Store) ClaimKeys(p *policy.Policy) []string {
+	if p.Row.Conflicts.Mode == kinds.ConflictsNever {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var keys []string
+	for _, t := range topology.Targets(s.snap, p) {
+		k := t.Key
+		if k.Name == "" {
+			continue
+		}
+		key := p.Row.Group + "/" + p.Row.Kind + " " + k.Group + "/" + k.Kind + "/" + k.Namespace + "/" + k.Name
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // ExpireReservations drops reservations older than ReservationTTL that no watch event
@@ -224,6 +277,7 @@ func (s *Store) ExpireReservations() int {
 		if s.now().Sub(at) > ReservationTTL {
 			s.snap.RemovePolicy(id.kind, id.namespace, id.name)
 			delete(s.reserved, id)
+			s.releaseHeld(id, false)
 			n++
 		}
 	}

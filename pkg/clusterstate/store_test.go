@@ -40,8 +40,8 @@ func judge(t *testing.T, store *Store, doc string, dryRun bool) rules.Verdict {
 	gvk := gv.WithKind(obj["kind"].(string))
 	row, ok := store.Row(gvk.GroupKind())
 	require.True(t, ok, "no row for %v", gvk)
-	v, ok := (&Reviewer{Store: store}).Review(context.Background(), gvk, rules.Request{Operation: rules.Create, Policy: policy.NewPolicy(row, obj)}, !dryRun)
-	require.True(t, ok, "the review finished")
+	v, err := (&Reviewer{Store: store}).Review(context.Background(), gvk, rules.Request{Operation: rules.Create, Policy: policy.NewPolicy(row, obj)}, !dryRun)
+	require.NoError(t, err, "the review finished")
 	return v
 }
 
@@ -275,9 +275,9 @@ func TestReviewGivesUpAtItsDeadline(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, finished := (&Reviewer{Store: store}).Review(ctx, gvk, req, true)
+	_, err := (&Reviewer{Store: store}).Review(ctx, gvk, req, true)
 	<-released
-	assert.False(t, finished)
+	assert.ErrorIs(t, err, ErrDeadline)
 	assert.False(t, store.Has(btlsKind, "app", "slow"), "a review that gave up reserves nothing")
 	assert.True(t, judge(t, store, btls("next"), false).Allowed(), "the deadline is per review")
 }

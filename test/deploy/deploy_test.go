@@ -68,7 +68,7 @@ func TestBase(t *testing.T) {
 	vw := v.Webhooks[0]
 	assert.Equal(t, admissionregv1.Fail, *vw.FailurePolicy, "validation fails closed")
 	assert.Equal(t, []string{"v1"}, vw.AdmissionReviewVersions)
-	assert.Equal(t, admissionregv1.SideEffectClassNone, *vw.SideEffects)
+	assert.Equal(t, admissionregv1.SideEffectClassNoneOnDryRun, *vw.SideEffects, "a review writes claims (Leases), a dry run none")
 	assert.Equal(t, admissionregv1.Equivalent, *vw.MatchPolicy)
 	assert.Equal(t, int32(5), *vw.TimeoutSeconds)
 	assert.Equal(t, "/validate", *vw.ClientConfig.Service.Path)
@@ -80,6 +80,7 @@ func TestBase(t *testing.T) {
 	guard := v.Webhooks[1]
 	assert.Equal(t, "namespaces.policyattachment.io", guard.Name)
 	assert.Equal(t, admissionregv1.Fail, *guard.FailurePolicy)
+	assert.Equal(t, admissionregv1.SideEffectClassNone, *guard.SideEffects)
 	assert.Equal(t, "/validate-namespaces", *guard.ClientConfig.Service.Path)
 	assert.Nil(t, guard.NamespaceSelector, "every namespace's label is guarded, the webhook's own included")
 	require.Len(t, guard.Rules, 1)
@@ -160,7 +161,21 @@ func TestBase(t *testing.T) {
 	assert.Equal(t, "metrics", svc.Spec.Ports[1].TargetPort.String())
 	assert.False(t, c.Resources.Requests.Cpu().IsZero())
 	assert.False(t, c.Resources.Limits.Memory().IsZero())
-	assert.Empty(t, c.Env, "no GOMEMLIMIT: webhook serve derives a soft limit with headroom from the container's memory limit")
+	env := map[string]string{}
+	for _, e := range c.Env {
+		require.NotNil(t, e.ValueFrom, e.Name)
+		env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+	}
+	assert.Equal(t, map[string]string{"POD_NAMESPACE": "metadata.namespace", "POD_NAME": "metadata.name"}, env,
+		"claims in the pod's namespace, named by the pod; no GOMEMLIMIT: webhook serve derives a soft limit with headroom from the container's memory limit")
+	var claimsRole rbacv1.Role
+	decode(t, objs, "Role/policyattachment-webhook-claims", &claimsRole)
+	assert.Equal(t, namespace, claimsRole.Namespace)
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"get", "create", "update", "delete"}}}, claimsRole.Rules, "the webhook writes nothing but its claims, in its own namespace")
+	var claimsBinding rbacv1.RoleBinding
+	decode(t, objs, "RoleBinding/policyattachment-webhook-claims", &claimsBinding)
+	assert.Equal(t, "policyattachment-webhook", claimsBinding.Subjects[0].Name)
 	assert.Equal(t, tlsSecret, pod.Volumes[0].Secret.SecretName)
 	assert.Contains(t, objs, "PodDisruptionBudget/policyattachment-webhook")
 

@@ -47,6 +47,8 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = cluster.Stop() }()
 	cfg, baseURL, tlsConf = cluster.Config, cluster.BaseURL, cluster.TLS
+	// Claims on, as the Deployment runs: every test goes through them.
+	cluster.ClaimNamespace = "policyattachment-system"
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

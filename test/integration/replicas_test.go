@@ -1,0 +1,183 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+)
+
+// roundRobin is a TLS reverse proxy in front of the replicas: each review goes to the next
+// one, as a Service spreads the API server's requests over a Deployment's pods.
+type roundRobin struct {
+	*httptest.Server
+	backends []*url.URL
+	next     atomic.Uint64
+	served   atomic.Uint64
+}
+
+func newRoundRobin(t *testing.T, backends []string) *roundRobin {
+	t.Helper()
+	rr := &roundRobin{}
+	for _, b := range backends {
+		u, err := url.Parse(b)
+		require.NoError(t, err)
+		rr.backends = append(rr.backends, u)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(rr.backends[rr.next.Add(1)%uint64(len(rr.backends))])
+			rr.served.Add(1)
+		},
+		Transport: &http.Transport{TLSClientConfig: tlsConf, DisableKeepAlives: true},
+	}
+	rr.Server = httptest.NewUnstartedServer(proxy)
+	cert, err := cluster.TLSCertificate()
+	require.NoError(t, err)
+	rr.Server.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	rr.Server.StartTLS()
+	t.Cleanup(rr.Server.Close)
+	return rr
+}
+
+// TestNoConflictAdmittedAcrossReplicas: three replicas, each with a store of its own,
+// behind one endpoint that sends each review to the next; pairs of conflicting
+// BackendTLSPolicies (a Direct kind: one per Service port) created from two clients at the
+// same instant, or 1, 5 and 20 ms apart. No pair is ever admitted twice, and the same holds
+// while one replica is killed and started again. REPLICA_PAIRS sets the pairs per spacing
+// (25 here; BENCHMARKS.md gives a run of 500).
+func TestNoConflictAdmittedAcrossReplicas(t *testing.T) {
+	pairs := 25
+	if n, err := strconv.Atoi(os.Getenv("REPLICA_PAIRS")); err == nil && n > 0 {
+		pairs = n
+	}
+	ctx := context.Background()
+	table := kinds.BuiltinKindTable()
+	urls := []string{baseURL}
+	stops := make([]context.CancelFunc, 3)
+	ports := make([]int, 3)
+	dones := make([]<-chan error, 3)
+	start := func(i int) {
+		replicaCtx, stop := context.WithCancel(ctx)
+		u, done, err := cluster.StartReplica(replicaCtx, table, testLogger(), fmt.Sprintf("replica-%d", i), ports[i])
+		require.NoError(t, err)
+		stops[i], dones[i] = stop, done
+		if ports[i] == 0 {
+			parsed, err := url.Parse(u)
+			require.NoError(t, err)
+			ports[i], err = strconv.Atoi(parsed.Port())
+			require.NoError(t, err)
+			urls = append(urls, u)
+		}
+	}
+	for i := 1; i <= 2; i++ {
+		start(i)
+	}
+	t.Cleanup(func() {
+		for i := 1; i <= 2; i++ {
+			stops[i]()
+			assert.NoError(t, <-dones[i])
+		}
+	})
+	rr := newRoundRobin(t, urls)
+	restore, err := cluster.SetWebhookURL(rr.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, restore()) })
+
+	cl, _ := newClient(t)
+	other, _ := newClient(t)
+	namespace(t, cl, "across-replicas")
+	require.Eventually(t, func() bool {
+		_ = cl.Create(ctx, btlsFor(t, "probe", "nowhere"), client.DryRunAll)
+		return rr.served.Load() > 0
+	}, 10*time.Second, 50*time.Millisecond, "the API server calls the proxy")
+
+	type outcome struct{ both, one, none int }
+	run := func(label string, spacing time.Duration, during func(i int)) outcome {
+		var o outcome
+		for i := 0; i < pairs; i++ {
+			svc := fmt.Sprintf("%s-%d", label, i)
+			createDocs(t, cl, fmt.Sprintf(`
+apiVersion: v1
+kind: Service
+metadata: {name: %s, namespace: across-replicas}
+spec: {ports: [{name: https, port: 443}]}`, svc))
+			if during != nil {
+				during(i)
+			}
+			var wg sync.WaitGroup
+			var admitted atomic.Int32
+			go_ := make(chan struct{})
+			for j, c := range []client.Client{cl, other} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-go_
+					if j == 1 {
+						time.Sleep(spacing)
+					}
+					if c.Create(ctx, btlsFor(t, fmt.Sprintf("p%d-%s", j, svc), svc)) == nil {
+						admitted.Add(1)
+					}
+				}()
+			}
+			close(go_)
+			wg.Wait()
+			switch admitted.Load() {
+			case 2:
+				o.both++
+			case 1:
+				o.one++
+			default:
+				o.none++
+			}
+		}
+		t.Logf("%s: %d pairs, spacing %s: both admitted %d, one %d, none %d", label, pairs, spacing, o.both, o.one, o.none)
+		return o
+	}
+	for _, spacing := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond} {
+		o := run(fmt.Sprintf("s%d", spacing.Milliseconds()), spacing, nil)
+		assert.Zero(t, o.both, "pairs both admitted, %s apart", spacing)
+		assert.Equal(t, pairs, o.one, "one of each pair admitted, %s apart", spacing)
+	}
+	// One replica killed a third of the way through and started again two thirds in: its
+	// reviews fail meanwhile (the API server's call fails, and validation fails closed),
+	// none is admitted twice.
+	o := run("restart", 0, func(i int) {
+		switch i {
+		case pairs / 3:
+			stops[1]()
+			require.NoError(t, <-dones[1])
+		case 2 * pairs / 3:
+			start(1)
+		}
+	})
+	assert.Zero(t, o.both, "pairs both admitted while a replica restarts")
+}
+
+// btlsFor is a BackendTLSPolicy on a Service's https port.
+func btlsFor(t *testing.T, name, service string) *unstructured.Unstructured {
+	return object(t, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: %s, namespace: across-replicas}
+spec:
+  targetRefs: [{group: "", kind: Service, name: %s, sectionName: https}]
+  validation: {hostname: %s.across-replicas.svc, wellKnownCACertificates: System}`, name, service, service))
+}
