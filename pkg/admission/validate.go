@@ -94,9 +94,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, timeout))
 	case claims.IsBusy(err):
 		reviewTimeouts.Inc()
+		var busy *claims.BusyError
+		errors.As(err, &busy)
 		return admission.Errored(http.StatusConflict, fmt.Errorf(
-			"policy attachment review of %s %s/%s could not be serialized with another policy: %v; the write was not checked, so it is refused; retry",
-			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, err))
+			"policy attachment review of %s %s/%s waited for %s %s, being admitted at the same attachment point, which was neither stored nor given up within %s (--review-timeout): the write was not checked, so it is refused; retry",
+			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, row.Kind, busy.Holder, timeout))
 	case err != nil:
 		logf.FromContext(ctx).Error(err, "claiming a policy's attachment points failed; refusing the write")
 		return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf(

@@ -78,7 +78,7 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("%s is being admitted through another replica at the same attachment point, and was not stored or given up within this review's deadline", e.Holder)
+	return fmt.Sprintf("the claim of %s was not given up within the review's deadline", e.Holder)
 }
 
 // Claim claims every key for owner (the policy under review as namespace/name; its kind is
@@ -145,7 +145,7 @@ const pollInterval = 10 * time.Millisecond
 // acquire takes one Lease: creates it, or takes it over when it is released, this
 // policy's already (a retry of the same write) or expired; otherwise waits.
 func (c *Claimer) acquire(ctx context.Context, name, key, owner string) (*coordinationv1.Lease, error) {
-	waited := false
+	waited, holder := false, ""
 	defer func() {
 		if waited {
 			claimsWaited.Inc()
@@ -156,6 +156,9 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string) (*coordi
 		if err == nil {
 			return created, nil
 		}
+		if waited && ctx.Err() != nil {
+			return nil, &BusyError{Holder: holder}
+		}
 		if !apierrors.IsAlreadyExists(err) {
 			return nil, c.failed(ctx, err, owner)
 		}
@@ -163,10 +166,13 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string) (*coordi
 		if apierrors.IsNotFound(err) {
 			continue // released meanwhile
 		}
+		if waited && ctx.Err() != nil {
+			return nil, &BusyError{Holder: holder}
+		}
 		if err != nil {
 			return nil, c.failed(ctx, err, owner)
 		}
-		holder := ""
+		holder = ""
 		if current.Spec.HolderIdentity != nil {
 			holder = *current.Spec.HolderIdentity
 		}

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -117,7 +119,7 @@ func TestNoConflictAdmittedAcrossReplicas(t *testing.T) {
 apiVersion: v1
 kind: Service
 metadata: {name: %s, namespace: across-replicas}
-spec: {ports: [{name: https, port: 443}]}`, svc))
+spec: {clusterIP: None, ports: [{name: https, port: 443}]}`, svc)) // headless: no service IP, whatever the pairs
 			if during != nil {
 				during(i)
 			}
@@ -180,4 +182,49 @@ metadata: {name: %s, namespace: across-replicas}
 spec:
   targetRefs: [{group: "", kind: Service, name: %s, sectionName: https}]
   validation: {hostname: %s.across-replicas.svc, wellKnownCACertificates: System}`, name, service, service))
+}
+
+// TestClaimsTakenOverAndRefused: a claim left by a replica that died (expired) is taken over
+// and the write judged; a claim another policy holds for longer than the review's deadline
+// refuses the write in the webhook's words, naming that policy; a dry run claims nothing.
+func TestClaimsTakenOverAndRefused(t *testing.T) {
+	cl, _ := newClient(t)
+	ctx := context.Background()
+	namespace(t, cl, "claims")
+	createDocs(t, cl, `
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: claims}
+spec: {ports: [{name: https, port: 443}]}`)
+	policy := func(name string) *unstructured.Unstructured {
+		return object(t, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: %s, namespace: claims}
+spec:
+  targetRefs: [{group: "", kind: Service, name: svc, sectionName: https}]
+  validation: {hostname: svc.claims.svc, wellKnownCACertificates: System}`, name))
+	}
+	// The Lease a review of a BackendTLSPolicy on Service claims/svc claims.
+	key := "gateway.networking.k8s.io/BackendTLSPolicy /Service/claims/svc"
+	sum := sha256.Sum256([]byte(key))
+	lease := func(holder string, renewed time.Time) *unstructured.Unstructured {
+		return object(t, fmt.Sprintf(`
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: policyattachment-claim-%s, namespace: policyattachment-system, labels: {policyattachment.io/claim: "true"}}
+spec: {holderIdentity: %q, leaseDurationSeconds: 10, renewTime: %q}`, hex.EncodeToString(sum[:10]), holder, renewed.UTC().Format("2006-01-02T15:04:05.000000Z")))
+	}
+
+	held := lease("claims/elsewhere", time.Now())
+	require.NoError(t, cl.Create(ctx, held))
+	require.NoError(t, cl.Create(ctx, policy("dry"), client.DryRunAll), "a dry run claims nothing, so it does not wait")
+	err := cl.Create(ctx, policy("busy"))
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: policy attachment review of BackendTLSPolicy claims/busy waited for BackendTLSPolicy claims/elsewhere, being admitted at the same attachment point, which was neither stored nor given up within 3s (--review-timeout): the write was not checked, so it is refused; retry`, denial(err))
+
+	require.NoError(t, cl.Delete(ctx, held))
+	require.NoError(t, cl.Create(ctx, lease("claims/died", time.Now().Add(-time.Minute))))
+	require.NoError(t, cl.Create(ctx, policy("after-expiry")), "an expired claim is taken over")
+	err = cl.Create(ctx, policy("second"))
+	assert.Contains(t, denial(err), `Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry`)
 }
