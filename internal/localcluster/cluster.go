@@ -202,25 +202,7 @@ func (c *Cluster) SetWebhookURL(base string) (restore func() error, err error) {
 		return nil, err
 	}
 	repoint := func(to string) error {
-		ctx := context.Background()
-		v := &admissionregv1.ValidatingWebhookConfiguration{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: configName}, v); err != nil {
-			return err
-		}
-		for i := range v.Webhooks {
-			v.Webhooks[i].ClientConfig.URL = rebase(v.Webhooks[i].ClientConfig.URL, to)
-		}
-		if err := cl.Update(ctx, v); err != nil {
-			return err
-		}
-		m := &admissionregv1.MutatingWebhookConfiguration{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: configName}, m); err != nil {
-			return err
-		}
-		for i := range m.Webhooks {
-			m.Webhooks[i].ClientConfig.URL = rebase(m.Webhooks[i].ClientConfig.URL, to)
-		}
-		return cl.Update(ctx, m)
+		return editClientConfigs(cl, func(cc *admissionregv1.WebhookClientConfig) { cc.URL = rebase(cc.URL, to) })
 	}
 	if err := repoint(base); err != nil {
 		return nil, err
@@ -278,13 +260,18 @@ func (c *Cluster) trustCA() error {
 	if err != nil {
 		return err
 	}
+	return editClientConfigs(cl, func(cc *admissionregv1.WebhookClientConfig) { cc.CABundle = c.ca.CertPEM })
+}
+
+// editClientConfigs applies edit to every webhook's clientConfig in both configurations.
+func editClientConfigs(cl client.Client, edit func(*admissionregv1.WebhookClientConfig)) error {
 	ctx := context.Background()
 	v := &admissionregv1.ValidatingWebhookConfiguration{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: configName}, v); err != nil {
 		return err
 	}
 	for i := range v.Webhooks {
-		v.Webhooks[i].ClientConfig.CABundle = c.ca.CertPEM
+		edit(&v.Webhooks[i].ClientConfig)
 	}
 	if err := cl.Update(ctx, v); err != nil {
 		return err
@@ -294,7 +281,7 @@ func (c *Cluster) trustCA() error {
 		return err
 	}
 	for i := range m.Webhooks {
-		m.Webhooks[i].ClientConfig.CABundle = c.ca.CertPEM
+		edit(&m.Webhooks[i].ClientConfig)
 	}
 	return cl.Update(ctx, m)
 }

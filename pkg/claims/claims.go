@@ -77,6 +77,9 @@ type BusyError struct {
 	Holder string
 }
 
+// BusyHolder names the policy the claim was held for.
+func (e *BusyError) BusyHolder() string { return e.Holder }
+
 func (e *BusyError) Error() string {
 	return fmt.Sprintf("the claim of %s was not given up within the review's deadline", e.Holder)
 }
@@ -87,16 +90,23 @@ func (e *BusyError) Error() string {
 // admitted at the keys lately by any replica, owner aside, which only the API server may
 // know of yet. When ctx ends while it waits, the error is a *BusyError; it releases what
 // it took.
-func (c *Claimer) Claim(ctx context.Context, owner string, keys []string) (release func(admitted bool), recent []string, err error) {
+//
+// stored reports whether a policy (namespace/name, of the owner's kind) is stored, asked of
+// the API server: a review waiting on a claim takes it over as soon as the policy holding
+// it is stored, without waiting for that replica's watch to release it.
+func (c *Claimer) Claim(ctx context.Context, owner string, keys []string, stored func(ctx context.Context, policy string) bool) (release func(admitted bool), recent []string, err error) {
 	var held []*coordinationv1.Lease
 	release = func(admitted bool) { c.release(held, owner, admitted) }
 	for _, name := range leaseNames(keys) {
-		lease, err := c.acquire(ctx, name.lease, name.key, owner)
+		lease, storedHolder, err := c.acquire(ctx, name.lease, name.key, owner, stored)
 		if err != nil {
 			release(false)
 			return nil, nil, err
 		}
 		held = append(held, lease)
+		if storedHolder != "" && !slices.Contains(recent, storedHolder) {
+			recent = append(recent, storedHolder)
+		}
 		for _, a := range admittedOn(lease) {
 			if a.Policy != owner && c.clock().Sub(a.At) < KeepReleased && !slices.Contains(recent, a.Policy) {
 				recent = append(recent, a.Policy)
@@ -142,10 +152,15 @@ func compare(a, b string) int {
 // wait is as long as the other review plus its write, typically milliseconds.
 const pollInterval = 10 * time.Millisecond
 
+// storedCheckEvery is how many polls apart a waiting review asks whether the policy
+// holding the claim is stored.
+const storedCheckEvery = 5
+
 // acquire takes one Lease: creates it, or takes it over when it is released, this
-// policy's already (a retry of the same write) or expired; otherwise waits.
-func (c *Claimer) acquire(ctx context.Context, name, key, owner string) (*coordinationv1.Lease, error) {
-	waited, holder := false, ""
+// policy's already (a retry of the same write), expired, or held for a policy already
+// stored (then named in storedHolder); otherwise waits.
+func (c *Claimer) acquire(ctx context.Context, name, key, owner string, stored func(context.Context, string) bool) (lease *coordinationv1.Lease, storedHolder string, err error) {
+	waited, holder, polls := false, "", 0
 	defer func() {
 		if waited {
 			claimsWaited.Inc()
@@ -154,30 +169,34 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string) (*coordi
 	for {
 		created, err := c.Leases.Create(ctx, c.lease(name, key, owner, nil), metav1.CreateOptions{})
 		if err == nil {
-			return created, nil
+			return created, "", nil
 		}
 		if waited && ctx.Err() != nil {
-			return nil, &BusyError{Holder: holder}
+			return nil, "", &BusyError{Holder: holder}
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, c.failed(ctx, err, owner)
+			return nil, "", c.failed(ctx, err, owner)
 		}
 		current, err := c.Leases.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue // released meanwhile
 		}
 		if waited && ctx.Err() != nil {
-			return nil, &BusyError{Holder: holder}
+			return nil, "", &BusyError{Holder: holder}
 		}
 		if err != nil {
-			return nil, c.failed(ctx, err, owner)
+			return nil, "", c.failed(ctx, err, owner)
 		}
 		holder = ""
 		if current.Spec.HolderIdentity != nil {
 			holder = *current.Spec.HolderIdentity
 		}
-		if holder == "" || holder == owner || c.expired(current) {
-			if holder != "" && holder != owner {
+		// The holder's replica releases the claim when its watch delivers the policy; the
+		// API server knows sooner, and a replica whose watch of the kind is not running yet
+		// (a kind just discovered, read access just granted) would not release it at all.
+		holderStored := waited && holder != "" && holder != owner && polls%storedCheckEvery == 0 && stored != nil && stored(ctx, holder)
+		if holder == "" || holder == owner || c.expired(current) || holderStored {
+			if holder != "" && holder != owner && !holderStored {
 				claimsTakenOver.Inc()
 			}
 			updated, err := c.Leases.Update(ctx, c.lease(name, key, owner, current), metav1.UpdateOptions{})
@@ -185,14 +204,18 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string) (*coordi
 				continue // another replica moved first: look again
 			}
 			if err != nil {
-				return nil, c.failed(ctx, err, owner)
+				return nil, "", c.failed(ctx, err, owner)
 			}
-			return updated, nil
+			if holderStored {
+				return updated, holder, nil
+			}
+			return updated, "", nil
 		}
 		waited = true
+		polls++
 		select {
 		case <-ctx.Done():
-			return nil, &BusyError{Holder: holder}
+			return nil, "", &BusyError{Holder: holder}
 		case <-time.After(pollInterval):
 		}
 	}

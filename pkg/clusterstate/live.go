@@ -46,7 +46,7 @@ type Reviewer struct {
 // release gives them back, saying whether the policy was admitted and stored; recent are
 // the policies admitted at those keys lately, through any replica.
 type Claims interface {
-	Claim(ctx context.Context, owner string, keys []string) (release func(admitted bool), recent []string, err error)
+	Claim(ctx context.Context, owner string, keys []string, stored func(ctx context.Context, policy string) bool) (release func(admitted bool), recent []string, err error)
 }
 
 // ErrDeadline is a review whose context ended before it was judged.
@@ -62,7 +62,10 @@ func (r *Reviewer) Review(ctx context.Context, gvk schema.GroupVersionKind, req 
 		if keys := r.Store.ClaimKeys(req.Policy); len(keys) > 0 {
 			var recent []string
 			var err error
-			if release, recent, err = r.Claims.Claim(ctx, req.Policy.Namespace+"/"+req.Policy.Name, keys); err != nil {
+			if release, recent, err = r.Claims.Claim(ctx, req.Policy.Namespace+"/"+req.Policy.Name, keys, r.storedFunc(gvk)); err != nil {
+				if !claimsBusy(err) && ctx.Err() != nil {
+					return rules.Verdict{}, ErrDeadline // the review's deadline, met while claiming
+				}
 				return rules.Verdict{}, err
 			}
 			// The policies admitted at the keys lately, through any replica, may be stored
@@ -89,6 +92,26 @@ func (r *Reviewer) Review(ctx context.Context, gvk schema.GroupVersionKind, req 
 		return rules.Verdict{}, ErrDeadline
 	}
 	return verdict, nil
+}
+
+// storedFunc asks the API server whether a policy of gvk (namespace/name) is stored.
+func (r *Reviewer) storedFunc(gvk schema.GroupVersionKind) func(context.Context, string) bool {
+	if r.Live == nil {
+		return nil
+	}
+	return func(ctx context.Context, ref string) bool {
+		namespace, name, _ := strings.Cut(ref, "/")
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(gvk)
+		return r.Live.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, meta) == nil
+	}
+}
+
+// claimsBusy reports an error that says which policy a claim waited for (package claims
+// words it; the review's deadline is then not the whole story).
+func claimsBusy(err error) bool {
+	var busy interface{ BusyHolder() string }
+	return errors.As(err, &busy)
 }
 
 // fetch reads the named policies of gvk (namespace/name) from the API server and feeds

@@ -227,4 +227,14 @@ spec: {holderIdentity: %q, leaseDurationSeconds: 10, renewTime: %q}`, hex.Encode
 	require.NoError(t, cl.Create(ctx, policy("after-expiry")), "an expired claim is taken over")
 	err = cl.Create(ctx, policy("second"))
 	assert.Contains(t, denial(err), `Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry`)
+
+	// A replica that stored its policy and never released the claim (its watch of the kind
+	// not running): the next review sees the policy stored and takes the claim over.
+	current := object(t, "apiVersion: coordination.k8s.io/v1\nkind: Lease")
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: "policyattachment-system", Name: held.GetName()}, current))
+	require.NoError(t, unstructured.SetNestedField(current.Object, "claims/after-expiry", "spec", "holderIdentity"))
+	require.NoError(t, unstructured.SetNestedField(current.Object, time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), "spec", "renewTime"))
+	require.NoError(t, cl.Update(ctx, current))
+	err = cl.Create(ctx, policy("third"))
+	assert.Contains(t, denial(err), `Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry`)
 }
