@@ -2,12 +2,9 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/policyattachment/webhook/pkg/manifests"
 )
@@ -34,24 +31,10 @@ func (m *manifestFlags) read(stdin io.Reader) ([]manifests.Document, error) {
 		return nil, errors.New("give -f or -k, not both (as kubectl)")
 	}
 	if m.kustomize != "" {
-		return readKustomization(m.kustomize)
+		return manifests.Kustomize(m.kustomize)
 	}
 	if len(m.paths) == 0 {
 		return nil, errors.New("no input: pass -f with a file or folder (repeatable), -f - for standard input, or -k with a kustomization folder")
 	}
 	return manifests.Read(m.paths, stdin, manifests.Options{Recursive: m.recursive})
-}
-
-// readKustomization renders the kustomization in dir with the kustomize library kubectl
-// apply -k uses (its default options: files only from under dir, no plugins).
-func readKustomization(dir string) ([]manifests.Document, error) {
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, fmt.Errorf("-k %s: %w", dir, err)
-	}
-	rendered, err := resources.AsYaml()
-	if err != nil {
-		return nil, fmt.Errorf("-k %s: %w", dir, err)
-	}
-	return manifests.Decode(dir, rendered)
 }

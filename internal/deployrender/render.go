@@ -20,9 +20,9 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/manifests"
 )
 
 // KubeVersion is the Kubernetes version charts are rendered for (the chart's kubeVersion
@@ -31,15 +31,15 @@ const KubeVersion = "v1.34.0"
 
 // Kustomize renders the kustomization in dir, as `kubectl kustomize dir` does.
 func Kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	docs, err := manifests.Kustomize(dir)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+		return nil, err
 	}
-	out, err := resources.AsYaml()
-	if err != nil {
-		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+	objs := make([]*unstructured.Unstructured, 0, len(docs))
+	for _, d := range docs {
+		objs = append(objs, &unstructured.Unstructured{Object: d.Object})
 	}
-	return Decode(out)
+	return objs, nil
 }
 
 // Chart is a rendered chart: the objects `helm install` creates, and its hooks apart (Helm

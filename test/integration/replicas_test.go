@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -226,15 +227,19 @@ spec: {holderIdentity: %q, leaseDurationSeconds: 10, renewTime: %q}`, hex.Encode
 	require.NoError(t, cl.Create(ctx, lease("claims/died", time.Now().Add(-time.Minute))))
 	require.NoError(t, cl.Create(ctx, policy("after-expiry")), "an expired claim is taken over")
 	err = cl.Create(ctx, policy("second"))
-	assert.Contains(t, denial(err), `Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry`)
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: BackendTLSPolicy.gateway.networking.k8s.io "second" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, denial(err))
 
 	// A replica that stored its policy and never released the claim (its watch of the kind
 	// not running): the next review sees the policy stored and takes the claim over.
-	current := object(t, "apiVersion: coordination.k8s.io/v1\nkind: Lease")
-	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: "policyattachment-system", Name: held.GetName()}, current))
-	require.NoError(t, unstructured.SetNestedField(current.Object, "claims/after-expiry", "spec", "holderIdentity"))
-	require.NoError(t, unstructured.SetNestedField(current.Object, time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), "spec", "renewTime"))
-	require.NoError(t, cl.Update(ctx, current))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current := object(t, "apiVersion: coordination.k8s.io/v1\nkind: Lease")
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: "policyattachment-system", Name: held.GetName()}, current); err != nil {
+			return err
+		}
+		require.NoError(t, unstructured.SetNestedField(current.Object, "claims/after-expiry", "spec", "holderIdentity"))
+		require.NoError(t, unstructured.SetNestedField(current.Object, time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), "spec", "renewTime"))
+		return cl.Update(ctx, current) // the denied review's release may update it meanwhile
+	}))
 	err = cl.Create(ctx, policy("third"))
-	assert.Contains(t, denial(err), `Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry`)
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: BackendTLSPolicy.gateway.networking.k8s.io "third" is invalid: spec.targetRefs[0]: Forbidden: Conflicted: Service claims/svc section https already has BackendTLSPolicy claims/after-expiry; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)`, denial(err))
 }
