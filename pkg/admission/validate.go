@@ -80,9 +80,10 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	dryRun := req.DryRun != nil && *req.DryRun
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
 	reviewer := clusterstate.Reviewer{Store: v.Store, Live: v.Live, Claims: v.Claims}
-	if req.Operation == admissionv1.Update && unchangedForRules(req) {
+	if v.Claims != nil && !dryRun && req.Operation == admissionv1.Update && unchangedForRules(req) {
 		// Others judged meanwhile read the stored version, which says the same; and the API
 		// server stores an unchanged object without a watch event that would release a claim.
+		// (Only here is the old object decoded: a review that claims nothing never needs it.)
 		reviewer.Claims = nil
 	}
 	verdict, err := reviewer.Review(ctx, gvk, rreq, !dryRun)
