@@ -18,8 +18,8 @@ import (
 // populateCluster starts a local control plane holding the synthetic cluster (created
 // through the API server, no webhook registered) and returns its kubeconfig and a stop
 // function: the server then lists and watches it as it would a real cluster.
-func populateCluster(work string) (kubeconfig string, stop func(), err error) {
-	fmt.Println("load: starting kube-apiserver and etcd, and creating the synthetic cluster in it...")
+func populateCluster(work string, size synthetic.Size) (kubeconfig string, stop func(), err error) {
+	fmt.Printf("load: starting kube-apiserver and etcd, and creating the synthetic cluster in it (%s)...\n", size)
 	cp, err := localcluster.StartControlPlane("test/crds")
 	if err != nil {
 		return "", nil, err
@@ -45,7 +45,7 @@ func populateCluster(work string) (kubeconfig string, stop func(), err error) {
 	}
 	ctx := context.Background()
 	namespaces := []string{"infra"}
-	for i := 0; i < 100; i++ {
+	for i := 0; i < size.Namespaces; i++ {
 		namespaces = append(namespaces, fmt.Sprintf("app-%d", i))
 	}
 	for _, ns := range namespaces {
@@ -73,7 +73,14 @@ func populateCluster(work string) (kubeconfig string, stop func(), err error) {
 			}
 		}()
 	}
-	err = synthetic.Objects(func(obj map[string]any) error {
+	progress := time.NewTicker(15 * time.Second)
+	defer progress.Stop()
+	go func() {
+		for range progress.C {
+			fmt.Printf("load: created %d objects so far\n", created.Load())
+		}
+	}()
+	err = synthetic.Objects(size, func(obj map[string]any) error {
 		if obj["kind"] == "Service" {
 			// Headless: the local API server's service range holds 256 cluster IPs, and
 			// nothing here routes traffic.

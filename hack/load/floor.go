@@ -33,7 +33,7 @@ type floorShape struct {
 }
 
 // serveFloor runs the floor server until the process is killed.
-func serveFloor(certDir string, port int, shape floorShape) error {
+func serveFloor(certDir string, port int, shape floorShape, size synthetic.Size) error {
 	heap, err := floorHeap(shape.heap)
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func serveFloor(certDir string, port int, shape floorShape) error {
 	defer runtime.KeepAlive(heap)
 	spin := calibrateSpin(shape.work)
 	verdicts := map[uint64][]byte{}
-	for _, r := range synthetic.Reviews() {
+	for _, r := range synthetic.Reviews(size) {
 		verdicts[bodyHash(r.Body)] = []byte(fmt.Sprintf(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"00000000-0000-0000-0000-000000000001","allowed":%t}}`, r.Allowed))
 	}
 	review := func(w http.ResponseWriter, req *http.Request) {

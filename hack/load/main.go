@@ -1,8 +1,10 @@
-// Command load is `make load`: it writes the issue's snapshot (1,000 Gateways, 10,000
-// HTTPRoutes with 10 rules each, 10,000 Services, 5,000 policies) as manifests, starts
-// `webhook serve --snapshot-from` on loopback as its own process, and drives it over TLS
-// keep-alive connections with a mix of reviews: first closed-loop to find saturation, then
-// open-loop at half of it for latency. Every phase is bounded in time; it stops by itself.
+// Command load is `make load`: it writes the synthetic cluster (at -scale 1: 1,000 Gateways,
+// 10,000 HTTPRoutes with 10 rules each, 10,000 Services, 5,000 policies; -scale N has N times
+// each) as manifests, starts `webhook serve --snapshot-from` on loopback as its own process,
+// and drives it over TLS keep-alive connections with a mix of reviews: first closed-loop to
+// find saturation, then open-loop at half of it (or -rate) for latency. Then it times the
+// offline tools on the same cluster: `webhook audit` and `webhook explain --target` of a
+// Gateway. Every phase is bounded in time; it stops by itself.
 package main
 
 import (
@@ -40,6 +42,8 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each phase")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
 	flag.StringVar(&o.allocProfile, "allocprofile", "", "write the webhook's allocation profile during the latency phase to this file (go tool pprof -sample_index=alloc_space)")
+	flag.IntVar(&o.scale, "scale", 1, "size of the synthetic cluster: N times 1,000 Gateways, 10,000 HTTPRoutes, 10,000 Services, 5,000 policies, 100 namespaces")
+	flag.BoolVar(&o.tools, "tools", true, "time `webhook audit` and `webhook explain --target` on the cluster after the load")
 	flag.BoolVar(&o.fromCluster, "from-cluster", false, "serve the snapshot from a local control plane holding it (list and watch, --live-reads=false) instead of --snapshot-from files")
 	flag.Var(&o.webhookEnv, "webhook-env", "`KEY=VALUE` added to the webhook's environment only, not the generator's (repeatable), e.g. GOMAXPROCS=1")
 	flag.Float64Var(&o.rate, "rate", 0, "reviews/s of the latency phase (default: half of the measured saturation), to compare runs at one load")
@@ -54,8 +58,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "load: %v\n", err)
 		os.Exit(2)
 	}
+	if o.scale < 1 {
+		fmt.Fprintf(os.Stderr, "load: -scale %d: want 1 or more\n", o.scale)
+		os.Exit(2)
+	}
 	if *floorCertDir != "" {
-		if err := serveFloor(*floorCertDir, *floorPort, o.floorShape); err != nil {
+		if err := serveFloor(*floorCertDir, *floorPort, o.floorShape, synthetic.At(o.scale)); err != nil {
 			fmt.Fprintln(os.Stderr, "load: floor:", err)
 			os.Exit(1)
 		}
@@ -79,9 +87,10 @@ func main() {
 type options struct {
 	bin, work, cpuProfile string
 	allocProfile          string
-	workers               int
+	workers, scale        int
 	duration              time.Duration
 	fromCluster, floor    bool
+	tools                 bool
 	webhookEnv            envFlag
 	// rate is the latency phase's reviews/s; 0 means half of the measured saturation.
 	rate float64
@@ -106,15 +115,16 @@ func (e *envFlag) Set(v string) error {
 func run(o options) error {
 	bin, work, workers, duration, cpuProfile := o.bin, o.work, o.workers, o.duration, o.cpuProfile
 	fromCluster, webhookEnv, floor, fixedRate := o.fromCluster, []string(o.webhookEnv), o.floor, o.rate
+	size := synthetic.At(o.scale)
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	var source []string
+	var source, toolSource []string
 	switch {
 	case floor:
 		// The floor serves no snapshot: it answers from the mix alone.
 	case fromCluster:
-		kubeconfig, stop, err := populateCluster(work)
+		kubeconfig, stop, err := populateCluster(work, size)
 		if err != nil {
 			return err
 		}
@@ -122,13 +132,15 @@ func run(o options) error {
 		// Live reads off: the mix replays the same reviews thousands of times a second, and
 		// the API server would be what is measured.
 		source = []string{"--kubeconfig", kubeconfig, "--live-reads=false"}
+		toolSource = []string{"--cluster", "--kubeconfig", kubeconfig}
 	default:
 		snapDir := filepath.Join(work, "snapshot")
-		fmt.Println("load: writing the snapshot (1,000 Gateways, 10,000 HTTPRoutes x 10 rules, 10,000 Services, 5,000 policies)...")
-		if err := synthetic.WriteFiles(snapDir); err != nil {
+		fmt.Printf("load: writing the snapshot (%s)...\n", size)
+		if err := synthetic.WriteFiles(snapDir, size); err != nil {
 			return err
 		}
 		source = []string{"--snapshot-from", snapDir}
+		toolSource = []string{"-f", snapDir}
 	}
 	ca, err := certs.NewCA("load-ca", time.Hour)
 	if err != nil {
@@ -155,7 +167,7 @@ func run(o options) error {
 	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--metrics-bind-address=0", "--health-probe-bind-address=0"}, source...)
 	if floor {
 		args = []string{"-serve-floor", certDir, "-floor-port", strconv.Itoa(port),
-			"-floor-heap", o.floorShape.heap, "-floor-garbage", strconv.Itoa(o.floorShape.garbage), "-floor-work", o.floorShape.work.String()}
+			"-scale", strconv.Itoa(o.scale), "-floor-heap", o.floorShape.heap, "-floor-garbage", strconv.Itoa(o.floorShape.garbage), "-floor-work", o.floorShape.work.String()}
 		fmt.Println("load: the floor: a TLS server that answers each review without admission work, in its own process")
 	}
 	profilePort := 0
@@ -189,9 +201,12 @@ func run(o options) error {
 		server = "floor server"
 	}
 	fmt.Printf("load: %s ready in %s (pid %d%s)\n", server, time.Since(loadStart).Round(time.Millisecond), cmd.Process.Pid, envNote(webhookEnv))
+	if fromCluster {
+		printListed(logFile.Name())
+	}
 	rssAtRest := rssKiB(cmd.Process.Pid, "VmRSS")
 
-	mix := synthetic.Reviews()
+	mix := synthetic.Reviews(size)
 	// Warm up connections and code paths.
 	closedLoop(client, base, mix, workers, 2*time.Second)
 
@@ -256,6 +271,9 @@ func run(o options) error {
 	fmt.Printf("load: errors: %d\n", sat.errors+half.errors)
 	if sat.errors+half.errors > 0 {
 		return fmt.Errorf("%d reviews failed; see %s", sat.errors+half.errors, filepath.Join(work, "webhook.log"))
+	}
+	if o.tools && toolSource != nil {
+		return timeTools(bin, toolSource)
 	}
 	return nil
 }

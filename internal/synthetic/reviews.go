@@ -17,7 +17,7 @@ type Review struct {
 // the four denials, against objects of the snapshot. Each review carries what the API server
 // sends for a `kubectl apply`: the requesting user, the options, the object's server-set
 // metadata, its managedFields and last-applied configuration, and on an update the old object.
-func Reviews() []Review {
+func Reviews(s Size) []Review {
 	mk := func(op, kind, group, version, ns, name string, obj map[string]any) []byte {
 		applied, _ := json.Marshal(obj)
 		obj = withServerMetadata(obj, string(applied))
@@ -48,8 +48,8 @@ func Reviews() []Review {
 	}
 	var mix []Review
 	for i := 0; i < 40; i++ { // updates of stored route policies
-		r := i * 3 * 2 % 10000
-		ns := fmt.Sprintf("app-%d", r%100)
+		r := i * 3 * 2 % s.Routes
+		ns := s.Namespace(r)
 		obj := color(ns, fmt.Sprintf("p-%d", i*3), map[string]any{"targetRefs": routeRef(r), "colors": map[string]any{"light": "blue"}})
 		path := "/validate"
 		if i%2 == 1 {
@@ -58,7 +58,7 @@ func Reviews() []Review {
 		mix = append(mix, Review{path, mk("UPDATE", "ColorPolicy", "policies.controller.io", "v1", ns, fmt.Sprintf("p-%d", i*3), obj), true})
 	}
 	for i := 0; i < 10; i++ {
-		ns := fmt.Sprintf("app-%d", i)
+		ns := s.Namespace(i)
 		mix = append(mix,
 			Review{"/validate", mk("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "bad-kind", color(ns, "bad-kind",
 				map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "svc-1"}}, "color": "red"})), false},
@@ -67,8 +67,8 @@ func Reviews() []Review {
 			Review{"/validate", mk("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "two-ways", color(ns, "two-ways",
 				map[string]any{"targetRefs": routeRef(i), "defaults": map[string]any{"color": "red"}, "overrides": map[string]any{"color": "red"}})), false},
 		)
-		r := (i*3 + 2) * 2 % 10000 // a Service that already has a BackendTLSPolicy
-		sns := fmt.Sprintf("app-%d", r%100)
+		r := (i*3 + 2) * 2 % s.Routes // a Service that already has a BackendTLSPolicy
+		sns := s.Namespace(r)
 		mix = append(mix, Review{"/validate", mk("CREATE", "BackendTLSPolicy", "gateway.networking.k8s.io", "v1", sns, "second-tls", map[string]any{
 			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
 			"metadata": map[string]any{"name": "second-tls", "namespace": sns},

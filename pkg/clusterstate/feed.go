@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,10 @@ type feed struct {
 	onForbidden func(error)
 	// optional: the kind is known only from its CRD's label (Feeds.Synced).
 	optional bool
+	// listStart is when the first list began; onListed, when set, is told once how many
+	// objects it stored and how long it took (the start-up log names each kind's time).
+	listStart time.Time
+	onListed  func(objects int, took time.Duration)
 }
 
 var _ toolscache.ReflectorStore = (*feed)(nil)
@@ -63,6 +68,9 @@ func (f *feed) listPages(ctx context.Context, resource dynamic.ResourceInterface
 	opts.Continue = ""
 	listed := map[types.NamespacedName]struct{}{}
 	out := &unstructured.UnstructuredList{}
+	if f.listStart.IsZero() {
+		f.listStart = time.Now()
+	}
 	for {
 		page, err := resource.List(ctx, opts)
 		if err != nil {
@@ -118,7 +126,9 @@ func (f *feed) Replace(items []any, _ string) error {
 	for _, key := range gone {
 		f.store.Remove(f.gk, key.Namespace, key.Name)
 	}
-	f.synced.Store(true)
+	if !f.synced.Swap(true) && f.onListed != nil {
+		f.onListed(len(listed), time.Since(f.listStart))
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -158,6 +159,9 @@ func (s *Feeds) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 			msg = "the webhook may not list this kind, known only from its CRD's policy label: its policies are judged without the stored ones until a ClusterRole labelled rbac.policyattachment.io/aggregate-to-webhook=true grants get, list and watch on it"
 		}
 		s.log.Error(err, msg, "group", mapping.Resource.Group, "resource", mapping.Resource.Resource)
+	}
+	f.onListed = func(objects int, took time.Duration) {
+		s.log.Info("listed", "group", gvk.Group, "kind", gvk.Kind, "objects", objects, "took", took.Round(time.Millisecond).String())
 	}
 	s.mu.Lock()
 	s.feeds = append(s.feeds, f)
