@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -42,6 +43,11 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each phase")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
 	flag.StringVar(&o.allocProfile, "allocprofile", "", "write the webhook's allocation profile during the latency phase to this file (go tool pprof -sample_index=alloc_space)")
+	flag.StringVar(&o.kubeconfig, "cluster-kubeconfig", "", "with -from-cluster: a cluster that already holds the synthetic cluster at -scale (one a -keep run left), instead of starting and filling one")
+	flag.BoolVar(&o.keep, "keep", false, "with -from-cluster: keep the control plane running after the run, until interrupted, for more runs with -cluster-kubeconfig (filling it at -scale 10 takes about 20 minutes here)")
+	flag.Float64Var(&o.writes, "writes", 0, "with -from-cluster: instead of the mix, send this many CREATE reviews of new policies per second, each claiming its conflict key, with live reads on, and count the webhook's requests to the API server per review")
+	flag.BoolVar(&o.claims, "claims", true, "with -writes: run the webhook with claims (--claim-namespace default); false counts the reads that stand in for them")
+	flag.StringVar(&o.memoryLimit, "memory-limit", "", "run the webhook in a memory cgroup (v1) with this limit in MiB, as a container limit (`webhook serve` then sets its soft limit from it): e.g. 512")
 	flag.IntVar(&o.scale, "scale", 1, "size of the synthetic cluster: N times 1,000 Gateways, 10,000 HTTPRoutes, 10,000 Services, 5,000 policies, 100 namespaces")
 	flag.BoolVar(&o.tools, "tools", true, "time `webhook audit` and `webhook explain --target` on the cluster after the load")
 	flag.BoolVar(&o.fromCluster, "from-cluster", false, "serve the snapshot from a local control plane holding it (list and watch, --live-reads=false) instead of --snapshot-from files")
@@ -56,6 +62,10 @@ func main() {
 	flag.Parse()
 	if _, err := floorHeapObjects(o.floorShape.heap); err != nil {
 		fmt.Fprintf(os.Stderr, "load: %v\n", err)
+		os.Exit(2)
+	}
+	if o.writes > 0 && !o.fromCluster {
+		fmt.Fprintln(os.Stderr, "load: -writes needs -from-cluster: live reads read the API server")
 		os.Exit(2)
 	}
 	if o.scale < 1 {
@@ -90,7 +100,11 @@ type options struct {
 	workers, scale        int
 	duration              time.Duration
 	fromCluster, floor    bool
-	tools                 bool
+	tools, keep, claims   bool
+	kubeconfig            string
+	memoryLimit           string
+	// writes is the CREATE reviews per second of the -writes phase; 0 runs the mix.
+	writes float64
 	webhookEnv            envFlag
 	// rate is the latency phase's reviews/s; 0 means half of the measured saturation.
 	rate float64
@@ -124,14 +138,29 @@ func run(o options) error {
 	case floor:
 		// The floor serves no snapshot: it answers from the mix alone.
 	case fromCluster:
-		kubeconfig, stop, err := populateCluster(work, size)
-		if err != nil {
-			return err
+		kubeconfig := o.kubeconfig
+		if kubeconfig == "" {
+			var stop func()
+			var err error
+			if kubeconfig, stop, err = populateCluster(work, size); err != nil {
+				return err
+			}
+			if o.keep {
+				defer holdUntilInterrupted(kubeconfig, stop)
+			} else {
+				defer stop()
+			}
 		}
-		defer stop()
-		// Live reads off: the mix replays the same reviews thousands of times a second, and
-		// the API server would be what is measured.
+		// Live reads off for the mix: it replays the same reviews thousands of times a
+		// second, and the API server would be what is measured. The -writes phase measures
+		// them.
 		source = []string{"--kubeconfig", kubeconfig, "--live-reads=false"}
+		if o.writes > 0 {
+			source = []string{"--kubeconfig", kubeconfig}
+			if o.claims {
+				source = append(source, "--claim-namespace", "default")
+			}
+		}
 		toolSource = []string{"--cluster", "--kubeconfig", kubeconfig}
 	default:
 		snapDir := filepath.Join(work, "snapshot")
@@ -178,6 +207,11 @@ func run(o options) error {
 		args = append(args, "--profiling-address", fmt.Sprintf("127.0.0.1:%d", profilePort))
 	}
 	cmd := exec.Command(bin, args...)
+	if o.memoryLimit != "" {
+		if cmd, err = inMemoryCgroup(o.memoryLimit, bin, args); err != nil {
+			return err
+		}
+	}
 	cmd.Env = append(os.Environ(), webhookEnv...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	loadStart := time.Now()
@@ -205,6 +239,9 @@ func run(o options) error {
 		printListed(logFile.Name())
 	}
 	rssAtRest := rssKiB(cmd.Process.Pid, "VmRSS")
+	if o.writes > 0 {
+		return writesPhase(client, base, size, o.writes, duration, o.claims)
+	}
 
 	mix := synthetic.Reviews(size)
 	// Warm up connections and code paths.
@@ -276,6 +313,16 @@ func run(o options) error {
 		return timeTools(bin, toolSource)
 	}
 	return nil
+}
+
+// holdUntilInterrupted keeps the control plane for later runs (-cluster-kubeconfig) until SIGINT
+// or SIGTERM, then stops it.
+func holdUntilInterrupted(kubeconfig string, stop func()) {
+	fmt.Printf("load: the control plane keeps running; more runs: go run ./hack/load -from-cluster -cluster-kubeconfig %s (interrupt to stop it)\n", kubeconfig)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	<-signals
+	stop()
 }
 
 func envNote(env []string) string {

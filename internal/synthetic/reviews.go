@@ -18,27 +18,6 @@ type Review struct {
 // sends for a `kubectl apply`: the requesting user, the options, the object's server-set
 // metadata, its managedFields and last-applied configuration, and on an update the old object.
 func Reviews(s Size) []Review {
-	mk := func(op, kind, group, version, ns, name string, obj map[string]any) []byte {
-		applied, _ := json.Marshal(obj)
-		obj = withServerMetadata(obj, string(applied))
-		gvk := map[string]any{"group": group, "version": version, "kind": kind}
-		gvr := map[string]any{"group": group, "version": version, "resource": strings.ToLower(kind) + "s"}
-		options := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}
-		request := map[string]any{
-			"uid": "00000000-0000-0000-0000-000000000001", "operation": op, "namespace": ns, "name": name,
-			"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-			"userInfo": map[string]any{"username": "kubernetes-admin", "groups": []any{"kubeadm:cluster-admins", "system:authenticated"}},
-			"object":   obj, "dryRun": false, "options": options,
-		}
-		if op == "UPDATE" {
-			options["kind"] = "UpdateOptions"
-			old := withServerMetadata(obj, string(applied))
-			old["metadata"].(map[string]any)["resourceVersion"] = "41"
-			request["oldObject"] = old
-		}
-		body, _ := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
-		return body
-	}
 	color := func(ns, name string, spec map[string]any) map[string]any {
 		return map[string]any{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
 			"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}
@@ -55,21 +34,21 @@ func Reviews(s Size) []Review {
 		if i%2 == 1 {
 			path = "/mutate"
 		}
-		mix = append(mix, Review{path, mk("UPDATE", "ColorPolicy", "policies.controller.io", "v1", ns, fmt.Sprintf("p-%d", i*3), obj), true})
+		mix = append(mix, Review{path, review("UPDATE", "ColorPolicy", "policies.controller.io", "v1", ns, fmt.Sprintf("p-%d", i*3), obj), true})
 	}
 	for i := 0; i < 10; i++ {
 		ns := s.Namespace(i)
 		mix = append(mix,
-			Review{"/validate", mk("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "bad-kind", color(ns, "bad-kind",
+			Review{"/validate", review("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "bad-kind", color(ns, "bad-kind",
 				map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": "svc-1"}}, "color": "red"})), false},
-			Review{"/validate", mk("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "cross-ns", color(ns, "cross-ns",
+			Review{"/validate", review("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "cross-ns", color(ns, "cross-ns",
 				map[string]any{"targetRefs": []any{map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw-5", "namespace": "infra"}}, "color": "red"})), false},
-			Review{"/validate", mk("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "two-ways", color(ns, "two-ways",
+			Review{"/validate", review("CREATE", "ColorPolicy", "policies.controller.io", "v1", ns, "two-ways", color(ns, "two-ways",
 				map[string]any{"targetRefs": routeRef(i), "defaults": map[string]any{"color": "red"}, "overrides": map[string]any{"color": "red"}})), false},
 		)
 		r := (i*3 + 2) * 2 % s.Routes // a Service that already has a BackendTLSPolicy
 		sns := s.Namespace(r)
-		mix = append(mix, Review{"/validate", mk("CREATE", "BackendTLSPolicy", "gateway.networking.k8s.io", "v1", sns, "second-tls", map[string]any{
+		mix = append(mix, Review{"/validate", review("CREATE", "BackendTLSPolicy", "gateway.networking.k8s.io", "v1", sns, "second-tls", map[string]any{
 			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
 			"metadata": map[string]any{"name": "second-tls", "namespace": sns},
 			"spec": map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", r), "sectionName": "https"}},
@@ -77,6 +56,48 @@ func Reviews(s Size) []Review {
 		}), false})
 	}
 	return mix
+}
+
+// review is the body of an AdmissionReview of obj, as the API server sends it.
+func review(op, kind, group, version, ns, name string, obj map[string]any) []byte {
+	applied, _ := json.Marshal(obj)
+	obj = withServerMetadata(obj, string(applied))
+	gvk := map[string]any{"group": group, "version": version, "kind": kind}
+	gvr := map[string]any{"group": group, "version": version, "resource": strings.ToLower(kind) + "s"}
+	options := map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "kubectl-client-side-apply", "fieldValidation": "Strict"}
+	request := map[string]any{
+		"uid": "00000000-0000-0000-0000-000000000001", "operation": op, "namespace": ns, "name": name,
+		"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+		"userInfo": map[string]any{"username": "kubernetes-admin", "groups": []any{"kubeadm:cluster-admins", "system:authenticated"}},
+		"object":   obj, "dryRun": false, "options": options,
+	}
+	if op == "UPDATE" {
+		options["kind"] = "UpdateOptions"
+		old := withServerMetadata(obj, string(applied))
+		old["metadata"].(map[string]any)["resourceVersion"] = "41"
+		request["oldObject"] = old
+	}
+	body, _ := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+	return body
+}
+
+// Creates are n CREATE reviews of new BackendTLSPolicies, each on a Service no policy
+// targets yet (svc-1, svc-3, ...), all admitted: the write a GitOps controller sends when
+// it applies new policies, each claiming its conflict key and, without claims, asking the
+// API server whether another replica admitted a policy there.
+func Creates(s Size, n int) []Review {
+	out := make([]Review, n)
+	for k := range out {
+		r := (2*k + 1) % s.Routes
+		ns, name := s.Namespace(r), fmt.Sprintf("load-create-%d", k)
+		out[k] = Review{"/validate", review("CREATE", "BackendTLSPolicy", "gateway.networking.k8s.io", "v1", ns, name, map[string]any{
+			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"spec": map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "Service", "name": fmt.Sprintf("svc-%d", r), "sectionName": "https"}},
+				"validation": map[string]any{"hostname": "svc.example", "wellKnownCACertificates": "System"}},
+		}), true}
+	}
+	return out
 }
 
 // withServerMetadata returns a copy of obj with the metadata the API server has set by the

@@ -328,3 +328,21 @@ func TestMemoryLimitFromTheContainer(t *testing.T) {
 	logs := webhookLogs(t, cs, ns)
 	require.Contains(t, logs, `"msg":"Go soft memory limit set below the container's","bytes":241591910,"fraction":0.9`)
 }
+
+// TestFlowSchemaCarriesTheWebhooksRequests: the shipped FlowSchema matches the requests the
+// running webhook makes as its ServiceAccount (its lists, watches and live reads), and they
+// are dispatched in its own priority level, as the API server's own counters say.
+func TestFlowSchemaCarriesTheWebhooksRequests(t *testing.T) {
+	_, cs := deployed(t)
+	const series = `apiserver_flowcontrol_dispatched_requests_total{flow_schema="policyattachment-webhook",priority_level="policyattachment-webhook"} `
+	metrics, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	require.NoError(t, err)
+	dispatched := ""
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if v, ok := strings.CutPrefix(line, series); ok {
+			dispatched = v
+		}
+	}
+	require.NotEmpty(t, dispatched, "no request dispatched through the webhook's FlowSchema")
+	require.NotEqual(t, "0", dispatched)
+}
