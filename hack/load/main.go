@@ -104,8 +104,8 @@ type options struct {
 	kubeconfig            string
 	memoryLimit           string
 	// writes is the CREATE reviews per second of the -writes phase; 0 runs the mix.
-	writes float64
-	webhookEnv            envFlag
+	writes     float64
+	webhookEnv envFlag
 	// rate is the latency phase's reviews/s; 0 means half of the measured saturation.
 	rate float64
 	// floorShape is what the floor server keeps, allocates and computes (-floor-heap,
