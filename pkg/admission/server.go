@@ -91,7 +91,16 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	// The feeds, the live reads and the claims go without a client-side rate limit (the
+	// manager's is 20 requests a second). The API server's Priority and Fairness bounds them,
+	// in the webhook's own priority level (deploy: its FlowSchema). A limit here would make
+	// the start-up lists of a large cluster wait on the client (100,000 routes are 200 pages:
+	// 10 s at 20 a second before any CPU is spent) and queue live reads behind one another
+	// until their reviews time out; the live reads are a request or two per review the API
+	// server itself chose to send.
+	unlimited := rest.CopyConfig(cfg)
+	unlimited.QPS = -1
+	dyn, err := dynamic.NewForConfig(unlimited)
 	if err != nil {
 		return nil, fmt.Errorf("creating the client the feeds list and watch with: %w", err)
 	}
@@ -99,12 +108,6 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	store.UseConfig(opts.Config)
 	s := &Server{opts: opts, store: store, mgr: mgr, feeds: clusterstate.NewFeeds(store, mgr, dyn, opts.Table, opts.Log)}
 	v := &Validator{Store: store, Timeout: opts.ReviewTimeout}
-	// The live reads and the claims go without a client-side rate limit (the manager's is 20
-	// requests a second): each is a request or two per review the API server itself chose to
-	// send, which its API Priority and Fairness already bounds; a limit here would queue
-	// reviews behind one another until they time out.
-	unlimited := rest.CopyConfig(cfg)
-	unlimited.QPS = -1
 	if !opts.NoLiveReads {
 		live, err := client.New(unlimited, client.Options{})
 		if err != nil {
