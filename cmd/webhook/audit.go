@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/manifests"
 )
 
 // clusterReadTimeout bounds reading a cluster for an audit.
@@ -54,21 +53,17 @@ func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s st
 		fmt.Fprintf(s.err, "%s: %v\n", progName("audit"), err)
 		return exitBadInput
 	}
-	var docs []manifests.Document
+	var state *check.StateBuilder
 	if flags.given() {
-		docs, err = flags.read(s.in)
+		state, err = flags.state(s.in, conf.table)
 	} else {
-		docs, err = cluster.read(conf, nil, s.err)
+		state, err = cluster.state(conf, s.err)
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "%s: %v\n", progName("audit"), err)
 		return exitBadInput
 	}
-	report, err := check.Audit(docs, conf.table, conf.settings)
-	if err != nil {
-		fmt.Fprintf(s.err, "%s: %v\n", progName("audit"), err)
-		return exitBadInput
-	}
+	report := state.Audit(conf.settings)
 	if namespace := cluster.overrides.Context.Namespace; namespace != "" {
 		report.OnlyIn(namespace) // the whole state is judged; -n narrows what is reported
 	}

@@ -99,3 +99,43 @@ func TestAuditOneNamespace(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "11 policies audited: 0 would be denied today\n", out)
 }
+
+// A folder is read a file at a time (files twice: policy kinds first), stdin at once; both
+// give the same findings, located in their files, even when the CRD that makes a kind a
+// policy kind comes in a later file than its policies.
+func TestAuditOfAFolderReadFileByFile(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: retrypolicies.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: RetryPolicy, plural: retrypolicies}
+  versions: [{name: v1, served: true, storage: true}]
+`
+	policies := `apiVersion: v1
+kind: Service
+metadata: {name: svc}
+---
+apiVersion: example.com/v1
+kind: RetryPolicy
+metadata: {name: one}
+spec: {targetRefs: [{group: "", kind: Service, name: svc}], retries: 3}
+---
+apiVersion: example.com/v1
+kind: RetryPolicy
+metadata: {name: two}
+spec: {targetRefs: [{group: "", kind: Service, name: svc}], retries: 5}
+`
+	dir := testkit.WriteFiles(t, map[string]string{"a-policies.yaml": policies, "b-crd.yaml": crd})
+	code, fromFiles, errOut := runCLI(t, "", "audit", "-f", dir, "-o", "junit")
+	require.Equal(t, 1, code, errOut)
+	assert.Contains(t, fromFiles, "a-policies.yaml")
+	assert.Contains(t, fromFiles, `RetryPolicy default/one on Service default/svc also sets defaults &#34;retries&#34; to 3 (this policy: 5)`)
+
+	code, fromStdin, errOut := runCLI(t, policies+"---\n"+crd, "audit", "-f", "-", "-o", "junit")
+	require.Equal(t, 1, code, errOut)
+	assert.Equal(t, strings.ReplaceAll(fromFiles, filepath.Join(dir, "a-policies.yaml"), "-"), fromStdin)
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
@@ -66,4 +67,20 @@ func (c *clusterFlags) read(conf *configuration, target *policy.TargetKey, progr
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
 	return docs, nil
+}
+
+// state builds the state of the whole cluster, a page at a time (check.StateBuilder), with
+// progress on progress.
+func (c *clusterFlags) state(conf *configuration, progress io.Writer) (*check.StateBuilder, error) {
+	cfg, err := c.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
+	defer cancel()
+	s := check.NewStateBuilder(conf.table)
+	if err := clusterstate.EachClusterPage(ctx, cfg, conf.table, progress, s.Add); err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	return s, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
-	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
@@ -62,39 +61,17 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 		}
 		key = &k
 	}
-	var conf *configuration
-	var docs []manifests.Document
-	if flags.given() {
-		var ok bool
-		if conf, docs, ok = loadInputs("explain", flags, s.in, s.err); !ok {
-			return exitBadInput
-		}
-	} else {
-		var err error
-		if conf, err = loadConfig(flags.configFile); err != nil {
-			fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
-			return exitBadInput
-		}
-	}
-	if live {
-		// Manifests laid over the cluster may add paths through the target that start
-		// anywhere: then the whole cluster is read.
-		around := key
-		if flags.given() {
-			around = nil
-		}
-		stored, err := cluster.read(conf, around, s.err)
-		if err != nil {
-			fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
-			return exitBadInput
-		}
-		docs = append(stored, docs...)
-	}
-	snap, err := check.State(docs, conf.table)
+	conf, err := loadConfig(flags.configFile)
 	if err != nil {
 		fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
 		return exitBadInput
 	}
+	state, err := explainState(flags, live, cluster, conf, key, s)
+	if err != nil {
+		fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
+		return exitBadInput
+	}
+	snap := state.Snapshot()
 	ex := impact.Explain(snap, conf.table, key)
 	if flags.output == "text" {
 		err = writeExplanation(s.out, ex, key)
@@ -174,4 +151,34 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// explainState builds the state explain reads: the manifests; the cluster (with a target,
+// only what the paths through it need); or the manifests laid over the whole cluster, which
+// may add paths through the target that start anywhere.
+func explainState(flags offlineFlags, live bool, cluster clusterFlags, conf *configuration, key *policy.TargetKey, s streams) (*check.StateBuilder, error) {
+	switch {
+	case !live:
+		return flags.state(s.in, conf.table)
+	case !flags.given() && key != nil:
+		around, err := cluster.read(conf, key, s.err)
+		if err != nil {
+			return nil, err
+		}
+		return check.StateOf(around, conf.table)
+	case !flags.given():
+		return cluster.state(conf, s.err)
+	}
+	docs, err := flags.read(s.in)
+	if err != nil {
+		return nil, err
+	}
+	state, err := cluster.state(conf, s.err)
+	if err != nil {
+		return nil, err
+	}
+	if err := check.DiscoverKinds(docs, conf.table); err != nil {
+		return nil, err
+	}
+	return state, state.Add(docs)
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/spf13/pflag"
 
+	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // manifestFlags are kubectl's -f, -R and -k: where a command's manifests come from.
@@ -37,4 +40,25 @@ func (m *manifestFlags) read(stdin io.Reader) ([]manifests.Document, error) {
 		return nil, errors.New("no input: pass -f with a file or folder (repeatable), -f - for standard input, or -k with a kustomization folder")
 	}
 	return manifests.Read(m.paths, stdin, manifests.Options{Recursive: m.recursive})
+}
+
+// state builds the state the manifests describe, as check.State would from read's
+// documents. Files named with -f are read twice, one at a time (policy kinds from their
+// CRDs first, then the objects), so a large folder costs the memory of its largest file
+// and of its policies; standard input and -k are read at once.
+func (m *manifestFlags) state(stdin io.Reader, table *kinds.KindTable) (*check.StateBuilder, error) {
+	if m.kustomize != "" || len(m.paths) == 0 || slices.Contains(m.paths, "-") {
+		docs, err := m.read(stdin)
+		if err != nil {
+			return nil, err
+		}
+		return check.StateOf(docs, table)
+	}
+	opts := manifests.Options{Recursive: m.recursive}
+	err := manifests.Walk(m.paths, nil, opts, func(docs []manifests.Document) error { return check.DiscoverKinds(docs, table) })
+	if err != nil {
+		return nil, err
+	}
+	s := check.NewStateBuilder(table)
+	return s, manifests.Walk(m.paths, nil, opts, s.Add)
 }

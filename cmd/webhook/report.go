@@ -99,11 +99,11 @@ func runReport(f reportFlags, s streams) int {
 		Read: func(ctx context.Context) (topology.State, error) {
 			ctx, cancel := context.WithTimeout(ctx, clusterReadTimeout)
 			defer cancel()
-			docs, err := clusterstate.ReadCluster(ctx, cfg, conf.table, io.Discard)
-			if err != nil {
+			state := check.NewStateBuilder(conf.table)
+			if err := clusterstate.EachClusterPage(ctx, cfg, conf.table, io.Discard, state.Add); err != nil {
 				return nil, err
 			}
-			return check.State(docs, conf.table)
+			return state.Snapshot(), nil
 		},
 		Config:   conf.settings,
 		Writer:   &reports.Writer{Client: c, Limiter: flowcontrol.NewTokenBucketRateLimiter(float32(writesPerSecond), max(1, int(writesPerSecond)))},

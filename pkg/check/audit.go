@@ -41,26 +41,32 @@ type AuditFinding struct {
 // Audit treats docs as the stored state (every policy in them exists) and replays the
 // policies in GEP-713 order, reporting those the rules would deny.
 func Audit(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*AuditReport, error) {
-	snap, err := State(docs, table)
+	s, err := StateOf(docs, table)
 	if err != nil {
 		return nil, err
 	}
-	report := AuditSnapshot(snap, config)
+	return s.Audit(config), nil
+}
+
+// Audit is Audit of the state built (the builder is spent), each finding located at the
+// document its policy was read from.
+func (s *StateBuilder) Audit(config *rules.Config) *AuditReport {
 	type key struct{ kind, namespace, name string }
-	where := map[key]manifests.Document{}
-	for _, d := range docs {
-		meta, _ := d.Object["metadata"].(map[string]any)
+	where := make(map[key]manifests.Document, len(s.policies))
+	for _, pd := range s.policies {
+		meta, _ := pd.doc.Object["metadata"].(map[string]any)
 		namespace, _ := meta["namespace"].(string)
 		name, _ := meta["name"].(string)
-		where[key{stringAt(d.Object, "kind"), namespace, name}] = d
+		where[key{stringAt(pd.doc.Object, "kind"), namespace, name}] = manifests.Document{Source: pd.doc.Source, Index: pd.doc.Index}
 	}
+	report := AuditSnapshot(s.Snapshot(), config)
 	for i := range report.Findings {
 		f := &report.Findings[i]
 		if d, ok := where[key{f.Kind, f.Namespace, f.Name}]; ok {
 			f.File, f.Document = d.Source, d.Index
 		}
 	}
-	return report, nil
+	return report
 }
 
 // OnlyIn keeps the findings of policies in namespace (the audit judged them against the

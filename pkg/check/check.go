@@ -160,14 +160,23 @@ func admitAll(snap *index.Snapshot, policies []pendingPolicy, config *rules.Conf
 // all were stored (for example, created before the webhook was installed). Later
 // documents replace earlier ones of the same kind, namespace and name.
 func State(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, error) {
-	snap, policies, err := load(docs, table)
+	s, err := StateOf(docs, table)
 	if err != nil {
 		return nil, err
 	}
-	for _, pd := range policies {
-		snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
+	return s.Snapshot(), nil
+}
+
+// StateOf is State's builder, its policies not yet stored (Audit, or Snapshot).
+func StateOf(docs []manifests.Document, table *kinds.KindTable) (*StateBuilder, error) {
+	if err := discoverKinds(docs, table); err != nil {
+		return nil, err
 	}
-	return snap, nil
+	s := NewStateBuilder(table)
+	if err := s.Add(docs); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 type pendingPolicy struct {

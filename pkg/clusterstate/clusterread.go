@@ -24,12 +24,27 @@ const ListPageSize = 500
 // kinds, the table's policy kinds and CRDs labelled as policies (whose discovered rows are
 // added to table). Kinds the cluster does not serve are skipped. Progress goes to progress.
 func ReadCluster(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, progress io.Writer) ([]manifests.Document, error) {
+	var docs []manifests.Document
+	err := EachClusterPage(ctx, cfg, table, progress, func(page []manifests.Document) error {
+		docs = append(docs, page...)
+		return nil
+	})
+	return docs, err
+}
+
+// EachClusterPage reads what ReadCluster reads, in the same order, and hands it to fn a page
+// (at most ListPageSize documents) at a time, keeping none: a caller that builds a snapshot
+// page by page holds one page of generic JSON at once, not the whole cluster's (a route with
+// ten rules is about 10 KB of it). Rows of discovered policy kinds are in table before fn is
+// first called.
+func EachClusterPage(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, progress io.Writer, fn func([]manifests.Document) error) error {
 	r, err := newReader(cfg, progress)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	r.sink = fn
 	if err := r.discoverPolicyKinds(ctx, table); err != nil {
-		return nil, err
+		return err
 	}
 	gks := kinds.ReadKinds()
 	for _, row := range table.Rows() {
@@ -37,16 +52,26 @@ func ReadCluster(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, 
 	}
 	for _, gk := range gks {
 		if err := r.list(ctx, gk, nil); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return r.docs, nil
+	return nil
 }
 
-// listAll lists every object of gvk, page by page, with client-go's pager: when a long read
-// outlives its continue token (410 Gone), it lists the rest again in one request instead of
-// failing.
+// listAll lists every object of gvk (eachItem).
 func listAll(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]unstructured.Unstructured, error) {
+	var out []unstructured.Unstructured
+	err := eachItem(ctx, c, gvk, func(item *unstructured.Unstructured) error {
+		out = append(out, *item)
+		return nil
+	}, opts...)
+	return out, err
+}
+
+// eachItem lists every object of gvk, page by page, with client-go's pager, and hands each
+// to fn as its page arrives: when a long read outlives its continue token (410 Gone), it
+// lists the rest again in one request instead of failing.
+func eachItem(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, fn func(*unstructured.Unstructured) error, opts ...client.ListOption) error {
 	p := pager.New(func(ctx context.Context, raw metav1.ListOptions) (runtime.Object, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk)
@@ -55,10 +80,7 @@ func listAll(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, 
 		return list, c.List(ctx, list, listOpts)
 	})
 	p.PageSize = ListPageSize
-	var out []unstructured.Unstructured
-	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-		out = append(out, *obj.(*unstructured.Unstructured))
-		return nil
+	return p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		return fn(obj.(*unstructured.Unstructured))
 	})
-	return out, err
 }

@@ -182,6 +182,8 @@ type reader struct {
 	c        client.Client
 	progress io.Writer
 	docs     []manifests.Document
+	// sink, when set, takes the documents a page at a time instead of docs keeping them.
+	sink func([]manifests.Document) error
 	seen     map[policy.TargetKey]*topology.Object
 	// count numbers the documents of each resource; byName counts those read one by one.
 	count  map[schema.GroupResource]int
@@ -227,29 +229,44 @@ func (r *reader) list(ctx context.Context, gk schema.GroupKind, keep func(*topol
 	if err != nil {
 		return nil // not served by this cluster
 	}
-	items, err := listAll(ctx, r.c, mapping.GroupVersionKind)
-	if err != nil {
-		return fmt.Errorf("listing %s: %w", mapping.Resource.GroupResource(), err)
-	}
 	gr := mapping.Resource.GroupResource()
-	kept := 0
-	for i := range items {
+	listed, kept := 0, 0
+	err = eachItem(ctx, r.c, mapping.GroupVersionKind, func(item *unstructured.Unstructured) error {
+		listed++
 		if keep != nil {
-			o := topology.NewObject(gk.Group, gk.Kind, items[i].Object)
+			o := topology.NewObject(gk.Group, gk.Kind, item.Object)
 			if !keep(o) {
-				continue
+				return nil
 			}
 			r.seen[o.Key()] = o
 		}
-		r.add(gr, items[i].Object)
+		r.add(gr, item.Object)
 		kept++
+		return r.flush(false)
+	})
+	if err == nil {
+		err = r.flush(true)
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", gr, err)
 	}
 	if keep == nil {
 		fmt.Fprintf(r.progress, "read %d %s\n", kept, gr)
 	} else {
-		fmt.Fprintf(r.progress, "read %d %s, of %d listed, on the target's paths\n", kept, gr, len(items))
+		fmt.Fprintf(r.progress, "read %d %s, of %d listed, on the target's paths\n", kept, gr, listed)
 	}
 	return nil
+}
+
+// flush hands the documents read so far to the sink, if there is one, once a page's worth
+// has gathered (or at the end of a kind, when all is set), and drops them.
+func (r *reader) flush(all bool) error {
+	if r.sink == nil || len(r.docs) == 0 || (!all && len(r.docs) < ListPageSize) {
+		return nil
+	}
+	err := r.sink(r.docs)
+	r.docs = nil
+	return err
 }
 
 // get reads one target object by name, once: nil when it does not exist, or when its kind
