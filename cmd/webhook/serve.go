@@ -99,8 +99,11 @@ func runServe(f serveFlags, s streams) int {
 	if soft := memlimit.Apply(automemlimit.FromCgroup, os.Getenv); soft > 0 {
 		log.Info("Go soft memory limit set below the container's", "bytes", soft, "fraction", memlimit.Fraction)
 	}
-	if percent := memlimit.ApplyGCPercent(os.Getenv); percent > 0 {
-		log.Info("garbage collector target set (GOGC overrides it)", "percent", percent)
+	synced := memlimit.ApplyGCPercent(os.Getenv)
+	if synced != nil {
+		log.Info("garbage collector target set (GOGC overrides it)", "percent", memlimit.DefaultGCPercent, "untilSynced", memlimit.SyncGCPercent)
+	} else {
+		synced = func() {}
 	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {
@@ -113,7 +116,7 @@ func runServe(f serveFlags, s streams) int {
 		return serveStatic(snapshotFrom, admission.Options{
 			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 			Table: conf.table, Config: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
-			MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
+			MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress, OnSynced: synced,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
@@ -125,7 +128,7 @@ func runServe(f serveFlags, s streams) int {
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 		Table: conf.table, Config: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
 		ReviewTimeout: reviewTimeout, MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
-		ClaimNamespace: f.claimNamespace, Replica: replicaName(),
+		ClaimNamespace: f.claimNamespace, Replica: replicaName(), OnSynced: synced,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
@@ -159,6 +162,9 @@ func serveStatic(path string, opts admission.Options, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
+	}
+	if opts.OnSynced != nil {
+		opts.OnSynced()
 	}
 	// Parsing left garbage many times the snapshot's size; hand it back to the OS now
 	// rather than carry it as resident memory for the life of the process.

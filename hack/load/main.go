@@ -161,7 +161,7 @@ func run(o options) error {
 				source = append(source, "--claim-namespace", "default")
 			}
 		}
-		toolSource = []string{"--cluster", "--kubeconfig", kubeconfig}
+		toolSource = []string{"--kubeconfig", kubeconfig}
 	default:
 		snapDir := filepath.Join(work, "snapshot")
 		fmt.Printf("load: writing the snapshot (%s)...\n", size)

@@ -8,18 +8,24 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
 
 // timeTools runs the offline tools on the cluster the webhook served (source: -f of the
-// snapshot's files, or --cluster), output discarded, and prints each one's wall time and
+// snapshot's files, or --kubeconfig of the cluster: audit reads a cluster when given no
+// manifests, explain with --cluster), output discarded, and prints each one's wall time and
 // peak RSS: `webhook audit` reads and replays everything; `webhook explain --target` of a
 // Gateway prints the effective policies on its paths (ten routes of ten rules at any
 // scale), reading only those paths with --cluster.
 func timeTools(bin string, source []string) error {
 	const gateway = "gateway/infra/gw-5"
+	explain := append([]string{"explain", "--target", gateway, "-o", "json"}, source...)
+	if !slices.Contains(source, "-f") {
+		explain = append(explain, "--cluster")
+	}
 	for _, tool := range []struct {
 		name string
 		args []string
@@ -27,7 +33,7 @@ func timeTools(bin string, source []string) error {
 		exits []int
 	}{
 		{"audit", append([]string{"audit", "-o", "json"}, source...), []int{0, 1}},
-		{"explain --target " + gateway, append([]string{"explain", "--target", gateway, "-o", "json"}, source...), []int{0}},
+		{"explain --target " + gateway, explain, []int{0}},
 	} {
 		cmd := exec.Command(bin, tool.args...)
 		cmd.Stdout = io.Discard

@@ -49,12 +49,21 @@ func Apply(limit Limit, getenv func(string) string) int64 {
 // often as it must, whatever the target.
 const DefaultGCPercent = 200
 
-// ApplyGCPercent sets the collector's target to DefaultGCPercent unless GOGC is set (an
-// operator's explicit choice wins). It returns the target it set, 0 if none.
-func ApplyGCPercent(getenv func(string) string) int {
+// SyncGCPercent is the collector's target while the first lists are read, before
+// DefaultGCPercent takes over. Reading a cluster decodes every object once, a garbage many
+// times what is kept, allocated in between what is kept: with three times the live heap
+// between collections, what is kept ends up spread thinly over memory the runtime cannot
+// give back (ten times the synthetic cluster: 183 MiB live in 425 MiB of spans, 486 MiB
+// resident once ready; at this target 310 MiB of spans, 367 MiB resident, ready as soon).
+const SyncGCPercent = 100
+
+// ApplyGCPercent sets the collector's target to SyncGCPercent unless GOGC is set (an
+// operator's explicit choice wins), and returns the function that sets DefaultGCPercent
+// once synced (nil if GOGC is set).
+func ApplyGCPercent(getenv func(string) string) (synced func()) {
 	if getenv("GOGC") != "" {
-		return 0
+		return nil
 	}
-	debug.SetGCPercent(DefaultGCPercent)
-	return DefaultGCPercent
+	debug.SetGCPercent(SyncGCPercent)
+	return func() { debug.SetGCPercent(DefaultGCPercent) }
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestApply(t *testing.T) {
@@ -34,11 +35,14 @@ func TestApply(t *testing.T) {
 }
 
 func TestApplyGCPercent(t *testing.T) {
-	before := debug.SetGCPercent(100)
+	before := debug.SetGCPercent(50)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
 
-	assert.Equal(t, DefaultGCPercent, ApplyGCPercent(func(string) string { return "" }))
-	assert.Equal(t, DefaultGCPercent, debug.SetGCPercent(100), "the runtime's target is set")
+	synced := ApplyGCPercent(func(string) string { return "" })
+	require.NotNil(t, synced)
+	assert.Equal(t, SyncGCPercent, debug.SetGCPercent(SyncGCPercent), "the runtime's target while the first lists are read")
+	synced()
+	assert.Equal(t, DefaultGCPercent, debug.SetGCPercent(50), "and once synced")
 
 	explicit := func(key string) string {
 		if key == "GOGC" {
@@ -46,6 +50,6 @@ func TestApplyGCPercent(t *testing.T) {
 		}
 		return ""
 	}
-	assert.Equal(t, 0, ApplyGCPercent(explicit), "GOGC, when set, is the operator's choice")
-	assert.Equal(t, 100, debug.SetGCPercent(100), "and the runtime's target is left alone")
+	assert.Nil(t, ApplyGCPercent(explicit), "GOGC, when set, is the operator's choice")
+	assert.Equal(t, 50, debug.SetGCPercent(50), "and the runtime's target is left alone")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -67,6 +68,10 @@ type Options struct {
 	// Config holds the config file's enforcement modes and message settings (nil: defaults).
 	Config *rules.Config
 	Log    logr.Logger
+	// OnSynced, when set, is called once every kind has been listed, before the first
+	// lists' garbage is returned to the OS (`webhook serve` raises the collector's target
+	// there).
+	OnSynced func()
 }
 
 // Server is a running `webhook serve`.
@@ -106,7 +111,13 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	}
 	store := clusterstate.NewStore(opts.Table, index.New())
 	store.UseConfig(opts.Config)
-	s := &Server{opts: opts, store: store, mgr: mgr, feeds: clusterstate.NewFeeds(store, mgr, dyn, opts.Table, opts.Log)}
+	rawConfig := rest.CopyConfig(unlimited)
+	rawConfig.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	raw, err := rest.UnversionedRESTClientFor(rawConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the client the feeds list with: %w", err)
+	}
+	s := &Server{opts: opts, store: store, mgr: mgr, feeds: clusterstate.NewFeeds(store, mgr, dyn, raw, opts.Table, opts.Log)}
 	v := &Validator{Store: store, Timeout: opts.ReviewTimeout}
 	if !opts.NoLiveReads {
 		live, err := client.New(unlimited, client.Options{})
@@ -228,6 +239,9 @@ func (s *Server) maintain(ctx context.Context) error {
 		}
 	}
 	s.store.SetReady()
+	if s.opts.OnSynced != nil {
+		s.opts.OnSynced()
+	}
 	// The first lists decoded every object of the cluster once; return that garbage to the
 	// OS now rather than carry it as resident memory until the heap grows into it.
 	debug.FreeOSMemory()

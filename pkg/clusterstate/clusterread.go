@@ -16,8 +16,8 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
-// ListPageSize bounds each List: a large cluster is read in pages, not one response
-// (`webhook audit` reading a cluster, and the first list of each kind `webhook serve` watches).
+// ListPageSize bounds each List the offline tools send (`webhook audit` and `explain`
+// reading a cluster): a large cluster is read in pages, not one response.
 const ListPageSize = 500
 
 // ReadCluster lists, from the API server, every object the rules read: the non-policy

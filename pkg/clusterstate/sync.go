@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +26,7 @@ type Feeds struct {
 	store *Store
 	mgr   manager.Manager
 	dyn   dynamic.Interface
+	raw   rest.Interface
 	table *kinds.KindTable
 	log   logr.Logger
 
@@ -34,9 +36,10 @@ type Feeds struct {
 }
 
 // NewFeeds prepares the feeds of store; mgr supplies the API reader, the REST mapper and the
-// CRD informer (its cache should use TrimForRules), dyn lists and watches.
-func NewFeeds(store *Store, mgr manager.Manager, dyn dynamic.Interface, table *kinds.KindTable, log logr.Logger) *Feeds {
-	return &Feeds{store: store, mgr: mgr, dyn: dyn, table: table, log: log, watched: map[schema.GroupKind]bool{}}
+// CRD informer (its cache should use TrimForRules), raw lists (a REST client of any group,
+// decoding errors as Status: rest.UnversionedRESTClientFor) and dyn watches.
+func NewFeeds(store *Store, mgr manager.Manager, dyn dynamic.Interface, raw rest.Interface, table *kinds.KindTable, log logr.Logger) *Feeds {
+	return &Feeds{store: store, mgr: mgr, dyn: dyn, raw: raw, table: table, log: log, watched: map[schema.GroupKind]bool{}}
 }
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
@@ -166,7 +169,7 @@ func (s *Feeds) watch(ctx context.Context, gvk schema.GroupVersionKind) error {
 	s.mu.Lock()
 	s.feeds = append(s.feeds, f)
 	s.mu.Unlock()
-	startFeed(ctx, s.dyn, gvk, mapping.Resource, f)
+	startFeed(ctx, s.dyn, s.raw, gvk, mapping.Resource, f)
 	return nil
 }
 

@@ -321,12 +321,12 @@ func rollOut(t *testing.T, cs kubernetes.Interface, args []string) {
 }
 
 // TestMemoryLimitFromTheContainer: in a real Pod, `webhook serve` finds its container's
-// memory limit (384 MiB in the shipped Deployment) through its cgroup and gives the Go
+// memory limit (512 MiB in the shipped Deployment) through its cgroup and gives the Go
 // runtime nine tenths of it.
 func TestMemoryLimitFromTheContainer(t *testing.T) {
 	_, cs := deployed(t)
 	logs := webhookLogs(t, cs, ns)
-	require.Contains(t, logs, `"msg":"Go soft memory limit set below the container's","bytes":362387865,"fraction":0.9`)
+	require.Contains(t, logs, `"msg":"Go soft memory limit set below the container's","bytes":483183820,"fraction":0.9`)
 }
 
 // TestFlowSchemaCarriesTheWebhooksRequests: the shipped FlowSchema matches the requests the
