@@ -184,7 +184,7 @@ type reader struct {
 	docs     []manifests.Document
 	// sink, when set, takes the documents a page at a time instead of docs keeping them.
 	sink func([]manifests.Document) error
-	seen     map[policy.TargetKey]*topology.Object
+	seen map[policy.TargetKey]*topology.Object
 	// count numbers the documents of each resource; byName counts those read one by one.
 	count  map[schema.GroupResource]int
 	byName map[schema.GroupResource]int
