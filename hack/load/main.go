@@ -44,7 +44,7 @@ func main() {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write the webhook's CPU profile during the saturation phase to this file")
 	flag.StringVar(&o.allocProfile, "allocprofile", "", "write the webhook's allocation profile during the latency phase to this file (go tool pprof -sample_index=alloc_space)")
 	flag.StringVar(&o.kubeconfig, "cluster-kubeconfig", "", "with -from-cluster: a cluster that already holds the synthetic cluster at -scale (one a -keep run left), instead of starting and filling one")
-	flag.BoolVar(&o.keep, "keep", false, "with -from-cluster: keep the control plane running after the run, until interrupted, for more runs with -cluster-kubeconfig (filling it at -scale 10 takes about 20 minutes here)")
+	flag.BoolVar(&o.keep, "keep", false, "with -from-cluster: keep the control plane running after the run, until interrupted, for more runs with -cluster-kubeconfig (filling it at -scale 10 took 26 minutes here)")
 	flag.Float64Var(&o.writes, "writes", 0, "with -from-cluster: instead of the mix, send this many CREATE reviews of new policies per second, each claiming its conflict key, with live reads on, and count the webhook's requests to the API server per review")
 	flag.BoolVar(&o.claims, "claims", true, "with -writes: run the webhook with claims (--claim-namespace default); false counts the reads that stand in for them")
 	flag.StringVar(&o.memoryLimit, "memory-limit", "", "run the webhook in a memory cgroup (v1) with this limit in MiB, as a container limit (`webhook serve` then sets its soft limit from it): e.g. 512")
