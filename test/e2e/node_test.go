@@ -189,8 +189,13 @@ func TestDeletedPodDropsNoReview(t *testing.T) {
 	require.NoError(t, err)
 	victim := pods.Items[0].Name
 	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, victim, metav1.DeleteOptions{}))
-	replaced := func() bool {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
+	conflictLoop(t, cl, "deleted", "the deletion of pod "+victim, replaced(t, cs, victim))
+}
+
+// replaced reports whether a deleted webhook pod is gone and two replicas are ready.
+func replaced(t *testing.T, cs kubernetes.Interface, victim string) func() bool {
+	return func() bool {
+		pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
 		require.NoError(t, err)
 		ready := 0
 		for i := range pods.Items {
@@ -203,7 +208,6 @@ func TestDeletedPodDropsNoReview(t *testing.T) {
 		}
 		return ready == 2
 	}
-	conflictLoop(t, cl, "deleted", "the deletion of pod "+victim, replaced)
 }
 
 // conflictLoop creates, one after another, policies that conflict with stored ones, until

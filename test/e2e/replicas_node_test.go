@@ -143,20 +143,7 @@ func TestNoConflictAdmittedThroughTheDeployment(t *testing.T) {
 	require.NoError(t, err)
 	victim := pods.Items[0].Name
 	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, victim, metav1.DeleteOptions{}))
-	run("restart", 0, func() bool {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
-		require.NoError(t, err)
-		ready := 0
-		for i := range pods.Items {
-			if pods.Items[i].Name == victim {
-				return false
-			}
-			if podReady(&pods.Items[i]) {
-				ready++
-			}
-		}
-		return ready == 2
-	})
+	run("restart", 0, replaced(t, cs, victim))
 }
 
 // judgedPerReplica counts, per running webhook pod, the log lines of denials in namespace.
