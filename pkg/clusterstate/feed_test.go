@@ -21,7 +21,7 @@ func btlsObject(t *testing.T, name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: withUID(t, btls(name), "uid-"+name)}
 }
 
-// listed records what a list returned, as listPages does before the reflector calls Replace.
+// listed records what a list returned, as feed.list does before the reflector calls Replace.
 func listed(f *feed, names ...string) {
 	keys := map[types.NamespacedName]struct{}{}
 	for _, n := range names {
@@ -38,7 +38,7 @@ func TestFeedRelistRetiresWhatTheListNoLongerHas(t *testing.T) {
 	store := NewStore(kinds.BuiltinKindTable(), index.New())
 	f := newFeed(btlsKind, store)
 	for _, name := range []string{"kept", "deleted-unwatched"} {
-		store.Upsert(btlsKind, btlsObject(t, name).Object) // what listPages stores page by page
+		store.Upsert(btlsKind, btlsObject(t, name).Object) // what feed.list stores as it decodes
 	}
 	listed(f, "kept", "deleted-unwatched")
 	require.NoError(t, f.Replace(nil, "1"))
