@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -21,11 +22,14 @@ import (
 // stable reason).
 var Matcher = field.ErrorMatcher{}.ByType().ByField().ByDetailExact().ByOrigin()
 
-// Decode parses one YAML object.
+// Decode parses one YAML object, its numbers as the API server reads them (an integer an
+// int64 holds is an int64, any other number a float64).
 func Decode(t testing.TB, doc string) map[string]any {
 	t.Helper()
+	j, err := yaml.YAMLToJSON([]byte(doc))
+	require.NoError(t, err)
 	var m map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &m))
+	require.NoError(t, utiljson.Unmarshal(j, &m))
 	return m
 }
 

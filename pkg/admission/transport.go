@@ -17,6 +17,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/policyattachment/webhook/internal/exactjson"
 	"github.com/policyattachment/webhook/internal/reviewlog"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -229,8 +230,9 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // one object is refused (the API server never sends one, and a decoder that kept either copy
 // could judge another object than the API server stores), and invalid UTF-8 in a string reads
 // as U+FFFD, as the API server itself reads it, so a malformed name is denied by the rule that
-// checks names rather than refused unread.
-var reviewDecoding = jsontext.AllowInvalidUTF8(true)
+// checks names rather than refused unread. Numbers read as the API server keeps them
+// (exactjson): an integer an int64 holds stays exact, where a float64 would round it beyond 2^53.
+var reviewDecoding = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), exactjson.Numbers)
 
 // describeDecodeError says what is wrong with a review body in JSON's terms: where a field has
 // the wrong JSON type, which field and what it must be, not the Go types the review is

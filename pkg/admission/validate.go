@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -267,7 +268,7 @@ func objectOf(ext runtime.RawExtension) (map[string]any, error) {
 		if len(ext.Raw) == 0 {
 			return nil, nil
 		}
-		if err := json.Unmarshal(ext.Raw, &obj); err != nil {
+		if err := utiljson.Unmarshal(ext.Raw, &obj); err != nil { // integers exact, as the door reads them
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ package manifests
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -166,15 +168,22 @@ func readFile(name string, stdin io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// Decode splits a file into documents and expands Lists.
+// Decode splits a file into documents and expands Lists. Numbers read as the API server
+// reads them (an integer an int64 holds is an int64, any other number a float64), so that
+// 9007199254740993 is not read as 9007199254740992: each document is taken as JSON text
+// (YAML converted) and read with the API server's own reader.
 func Decode(source string, data []byte) ([]Document, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var docs []Document
 	for index := 1; ; index++ {
-		var obj map[string]any
-		err := dec.Decode(&obj)
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return docs, nil
+		}
+		var obj map[string]any
+		if err == nil && len(raw) > 0 {
+			err = utiljson.Unmarshal(raw, &obj)
 		}
 		if err != nil {
 			return nil, inputErrorf("%s document %d: not valid YAML or JSON: %v", source, index, err)

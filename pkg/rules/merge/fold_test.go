@@ -36,7 +36,7 @@ spec:
 	paths := topology.PathsThrough(snap, row, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "app", Name: "gw"})
 	if assert.Len(t, paths, 1) {
 		e := merge.Fold(snap, row, paths[0], merge.NewCache())
-		assert.Equal(t, map[string]any{"colors": map[string]any{"dark": "brown", "light": "blue"}, "width": float64(2)}, e.Spec(),
+		assert.Equal(t, map[string]any{"colors": map[string]any{"dark": "brown", "light": "blue"}, "width": int64(2)}, e.Spec(),
 			"patch defaults from the Gateway are filled under the rule's more specific value")
 		assert.Equal(t, map[string]string{"colors.dark": "app/gw-patch", "colors.light": "app/rule", "width": "app/gw-patch"}, e.Sources())
 	}
@@ -199,7 +199,7 @@ spec:
 			route:       "mergeType: JSONMerge\n  compression: [{type: Brotli}, {type: Zstd}]",
 			wantSources: map[string]string{"compression": "app/route", "retry.numRetries": "app/gateway-wide", "retry.perRetry.timeout": "app/gateway-wide"},
 			wantSpec: map[string]any{"compression": []any{map[string]any{"type": "Brotli"}, map[string]any{"type": "Zstd"}},
-				"retry": map[string]any{"numRetries": float64(3), "perRetry": map[string]any{"timeout": "1s"}}},
+				"retry": map[string]any{"numRetries": int64(3), "perRetry": map[string]any{"timeout": "1s"}}},
 		},
 		"a null removes what the Gateway set": {
 			route:       "mergeType: JSONMerge\n  retry: {perRetry: null}",

@@ -5,14 +5,17 @@ import (
 	"math"
 	"reflect"
 	"unicode/utf8"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
-// SameValue reports whether two settings are the same JSON value: an int64 read from YAML
-// equals the float64 read from JSON for the same number. The impact walk asks it for every
-// setting of every policy on every path, and most of those settings differ, so it walks the
-// generic JSON shapes itself (maps, lists, strings, numbers, booleans, null) without
-// allocating; any other Go type, or a string that is not valid UTF-8 (which encoding turns
-// into U+FFFD), is compared by a JSON round trip, as before.
+// SameValue reports whether two settings are the same JSON value as the API server keeps
+// it: numbers are compared exactly, so 1 (an int64) and 1.0 (a float64) are one value, and
+// 9007199254740993 and 9007199254740992 are two, though one float64 is nearest to both. The
+// impact walk asks it for every setting of every policy on every path, and most of those
+// settings differ, so it walks the generic JSON shapes itself (maps, lists, strings, numbers,
+// booleans, null) without allocating; any other Go type, or a string that is not valid UTF-8
+// (which encoding turns into U+FFFD), is compared by a JSON round trip, as before.
 func SameValue(a, b any) bool {
 	if same, ok := sameJSON(a, b); ok {
 		return same
@@ -80,9 +83,7 @@ func sameJSON(a, b any) (same, ok bool) {
 	if !bIsNumber {
 		return false, isGenericJSON(b)
 	}
-	// A JSON round trip reads every number back as the float64 nearest to it, which is
-	// what the conversion gives too.
-	return x == y, true
+	return x.equal(y), true
 }
 
 // isNull reports whether v encodes as JSON null: nil, or a nil map or list.
@@ -110,35 +111,64 @@ func isGenericJSON(v any) bool {
 	return isNumber
 }
 
-// jsonNumber returns a Go number as the float64 a JSON round trip would read it back as.
-// NaN and the infinities have no JSON form, and a float32 is written in its own shortest
-// form, which reads back as another float64 than its conversion: those are left to the
-// round trip.
-func jsonNumber(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	}
-	return 0, false
+// number is a Go number as a JSON round trip through the API server's reader gives it back:
+// an integer an int64 holds is exact (isInt, i), any other number the float64 nearest to it.
+type number struct {
+	isInt bool
+	i     int64
+	f     float64
 }
 
-// normalize is a value after a JSON round trip: numbers become float64, and any Go type
-// the generic JSON shapes.
+// jsonNumber returns a Go number as a number. NaN and the infinities have no JSON form, and
+// a float32 is written in its own shortest form, which reads back as another float64 than its
+// conversion: those are left to the round trip.
+func jsonNumber(v any) (number, bool) {
+	switch n := v.(type) {
+	case float64:
+		return number{f: n}, !math.IsNaN(n) && !math.IsInf(n, 0)
+	case int64:
+		return number{isInt: true, i: n}, true
+	case int:
+		return number{isInt: true, i: int64(n)}, true
+	case int32:
+		return number{isInt: true, i: int64(n)}, true
+	case uint64:
+		if n <= math.MaxInt64 {
+			return number{isInt: true, i: int64(n)}, true
+		}
+		return number{f: float64(n)}, true // its text is read back as a float64
+	}
+	return number{}, false
+}
+
+// equal compares exactly: an integer equals a float64 only if the float64 is that integer.
+func (x number) equal(y number) bool {
+	switch {
+	case x.isInt && y.isInt:
+		return x.i == y.i
+	case x.isInt:
+		return floatIsInt(y.f, x.i)
+	case y.isInt:
+		return floatIsInt(x.f, y.i)
+	}
+	return x.f == y.f
+}
+
+// floatIsInt reports whether f is exactly the integer i (converting i to a float64 would
+// round it beyond 2^53).
+func floatIsInt(f float64, i int64) bool {
+	return f >= -(1<<63) && f < 1<<63 && f == math.Trunc(f) && int64(f) == i
+}
+
+// normalize is a value after a JSON round trip through the API server's reader: integers an
+// int64 holds become int64, other numbers float64, and any Go type the generic JSON shapes.
 func normalize(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v
 	}
 	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return v
 	}
 	return out

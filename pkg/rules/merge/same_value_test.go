@@ -6,7 +6,17 @@ import (
 	"reflect"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/policyattachment/webhook/internal/exactjson"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // sameValueByRoundTrip is what sameValue computed before it walked JSON shapes itself: a
@@ -72,5 +82,59 @@ func TestSameJSONAnswersGenericShapes(t *testing.T) {
 	} {
 		_, ok := sameJSON(tc[0], tc[1])
 		assert.False(t, ok, "%s and %s are left to the round trip", show(tc[0]), show(tc[1]))
+	}
+}
+
+// Integers beyond 2^53, which one float64 cannot tell apart, are two values, however they
+// were read: by the review door (exactjson), by the cluster feeds and `webhook check`'s
+// manifests reader (the API server's reader), or back from a stored policy's compact JSON.
+// The same number read by any two of them is one value, and so are 1 and 1.0.
+func TestSameValueIsExactForLargeIntegers(t *testing.T) {
+	assert.False(t, SameValue(int64(9007199254740993), int64(9007199254740992)))
+	assert.False(t, SameValue(int64(9007199254740993), float64(9007199254740992)), "the float64 nearest to ...993 is ...992, not ...993")
+	assert.True(t, SameValue(int64(9007199254740992), float64(9007199254740992)))
+	assert.False(t, SameValue(int64(math.MaxInt64), float64(math.MaxInt64)), "float64(MaxInt64) is 2^63, beyond int64")
+
+	row, ok := kinds.BuiltinKindTable().Lookup(schema.GroupKind{Group: "policies.controller.io", Kind: "ColorPolicy"})
+	require.True(t, ok)
+	readers := map[string]func(t *testing.T, text string) any{
+		"review door": func(t *testing.T, text string) any {
+			var v exactjson.Value
+			require.NoError(t, jsonv2.Unmarshal([]byte(`{"num":`+text+`}`), &v))
+			return v.V.(map[string]any)["num"]
+		},
+		"cluster feed": func(t *testing.T, text string) any {
+			obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, []byte(`{"apiVersion":"v1","kind":"X","num":`+text+`}`))
+			require.NoError(t, err)
+			return obj.(*unstructured.Unstructured).Object["num"]
+		},
+		"manifests, YAML": func(t *testing.T, text string) any {
+			docs, err := manifests.Decode("a.yaml", []byte("apiVersion: v1\nkind: X\nnum: "+text+"\n"))
+			require.NoError(t, err)
+			return docs[0].Object["num"]
+		},
+		"manifests, JSON": func(t *testing.T, text string) any {
+			docs, err := manifests.Decode("a.json", []byte(`{"apiVersion":"v1","kind":"X","num":`+text+`}`))
+			require.NoError(t, err)
+			return docs[0].Object["num"]
+		},
+		"stored policy": func(t *testing.T, text string) any {
+			var v exactjson.Value
+			require.NoError(t, jsonv2.Unmarshal([]byte(`{"metadata":{"name":"p"},"spec":{"num":`+text+`}}`), &v))
+			c := policy.NewPolicy(row, v.V.(map[string]any)).Compact()
+			return c.Spec()["num"]
+		},
+	}
+	// Each text and the number it is: 1 and 1.0 are one number.
+	texts := map[string]string{"9007199254740993": "...993", "9007199254740992": "...992", "1": "1", "1.0": "1"}
+	for r1, read1 := range readers {
+		for r2, read2 := range readers {
+			for text1, n1 := range texts {
+				for text2, n2 := range texts {
+					assert.Equal(t, n1 == n2, SameValue(read1(t, text1), read2(t, text2)),
+						"%s read by the %s, %s read by the %s", text1, r1, text2, r2)
+				}
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/policyattachment/webhook/internal/exactjson"
 	"github.com/policyattachment/webhook/internal/intern"
 )
 
@@ -17,12 +18,13 @@ func (p *Policy) Spec() map[string]any {
 	if p.spec != nil || p.encodedSpec == "" {
 		return p.spec
 	}
-	var spec map[string]any
-	if err := jsonv2.Unmarshal([]byte(p.encodedSpec), &spec, encodedSpecOptions); err != nil {
+	var v exactjson.Value // integers come back as the int64s they were, not rounded float64s
+	if err := jsonv2.Unmarshal([]byte(p.encodedSpec), &v, encodedSpecOptions); err != nil {
 		// Compact only keeps what it encoded itself, so this cannot happen; an empty spec
 		// judges nothing rather than judging wrongly.
 		return map[string]any{}
 	}
+	spec, _ := v.V.(map[string]any)
 	return spec
 }
 

@@ -1,0 +1,78 @@
+package admission
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+)
+
+// colorReview is the body of a CREATE review of a ColorPolicy, as the API server sends it.
+func colorReview(namespace, name string, dryRun bool, spec string) string {
+	return fmt.Sprintf(`{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": {"uid": "1", "operation": "CREATE",
+		"kind": {"group": "policies.controller.io", "version": "v1", "kind": "ColorPolicy"},
+		"resource": {"group": "policies.controller.io", "version": "v1", "resource": "colorpolicies"},
+		"namespace": %q, "name": %q, "dryRun": %v,
+		"object": {"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy", "metadata": {"name": %q, "namespace": %q}, "spec": %s}}}`,
+		namespace, name, dryRun, name, namespace, spec)
+}
+
+// throughTheDoor posts a review body to handler and returns the raw answer and the review.
+func throughTheDoor(t *testing.T, handler http.Handler, path, body string) (string, *admissionv1.AdmissionResponse) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	var review admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &review))
+	require.NotNil(t, review.Response)
+	return rec.Body.String(), review.Response
+}
+
+// Two integers one float64 cannot tell apart (it is nearest to ...992 for both) are two
+// values whichever side holds which: a policy stored as the cluster feeds read it, kept as
+// compact JSON, and a policy in a review, read by the door. The denial quotes both as
+// written.
+func TestExactIntegersThroughTheDoor(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	row := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+	spec := func(rps string) string {
+		return `{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw"}], "overrides": {"strategy": "patch", "limits": {"rps": ` + rps + `}}}`
+	}
+	for _, tc := range []struct{ stored, reviewed string }{
+		{"9007199254740993", "9007199254740992"},
+		{"9007199254740992", "9007199254740993"},
+	} {
+		t.Run("stored "+tc.stored, func(t *testing.T) {
+			snap := rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}`)
+			stored, err := runtime.Decode(unstructured.UnstructuredJSONScheme, []byte(`{"apiVersion": "policies.controller.io/v1", "kind": "ColorPolicy",
+				"metadata": {"name": "first", "namespace": "app", "creationTimestamp": "2024-01-01T00:00:00Z"}, "spec": `+spec(tc.stored)+`}`))
+			require.NoError(t, err)
+			snap.PutPolicy(policy.NewPolicy(row, stored.(*unstructured.Unstructured).Object))
+			handler := reviewHandler("validate", &Validator{Store: readyStore(table, snap)})
+
+			_, resp := throughTheDoor(t, handler, "/validate", colorReview("app", "second", false, spec(tc.reviewed)))
+			assert.False(t, resp.Allowed)
+			assert.Equal(t, `ColorPolicy.policies.controller.io "second" is invalid: spec.overrides.limits.rps: Forbidden: Conflicted: ColorPolicy app/first on Gateway app/gw also sets overrides "limits.rps" to `+tc.stored+` (this policy: `+tc.reviewed+`); `+rulestest.OrderDetail,
+				resp.Result.Message)
+		})
+	}
+}
