@@ -17,6 +17,7 @@ import (
 	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // colorReview is the body of a CREATE review of a ColorPolicy, as the API server sends it.
@@ -74,5 +75,32 @@ spec: {gatewayClassName: x, listeners: [{name: http, protocol: HTTP, port: 80}]}
 			assert.Equal(t, `ColorPolicy.policies.controller.io "second" is invalid: spec.overrides.limits.rps: Forbidden: Conflicted: ColorPolicy app/first on Gateway app/gw also sets overrides "limits.rps" to `+tc.stored+` (this policy: `+tc.reviewed+`); `+rulestest.OrderDetail,
 				resp.Result.Message)
 		})
+	}
+}
+
+// A tenant's dry runs of limits.rps 1 to 200 against another namespace's stored 137, through
+// the HTTPS door: 200 identical answers, byte for byte.
+func TestNoValueOracleThroughTheDoor(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, rulestest.SharedGatewayWorld, `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: limits, namespace: web, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  overrides: {strategy: patch, limits: {rps: 137}}`)
+	handler := reviewHandler("validate", &Validator{Store: readyStore(table, snap)})
+	probe := func(rps int) string {
+		return colorReview("app", "probe", true, fmt.Sprintf(
+			`{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gw", "namespace": "infra"}], "overrides": {"strategy": "patch", "limits": {"rps": %d}}}`, rps))
+	}
+	first, resp := throughTheDoor(t, handler, "/validate", probe(1))
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, `ColorPolicy.policies.controller.io "probe" is invalid: spec.overrides.limits.rps: Forbidden: Conflicted: a ColorPolicy in namespace "web" on Gateway infra/gw also sets overrides "limits.rps"; `+validation.AcrossNamespacesDetail,
+		resp.Result.Message)
+	assert.Empty(t, resp.Warnings)
+	for rps := 2; rps <= 200; rps++ {
+		answer, _ := throughTheDoor(t, handler, "/validate", probe(rps))
+		require.Equal(t, first, answer, "guess %d", rps)
 	}
 }

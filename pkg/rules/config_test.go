@@ -185,18 +185,22 @@ spec:
   overrides: {color: blue}
 `
 	cases := map[string]struct {
-		settings     *rules.Config
-		named, value string
+		settings *rules.Config
+		detail   string
 	}{
-		"hidden by default": {named: `a ColorPolicy in namespace "web"`, value: "a different value"},
+		"hidden by default": {
+			detail: `a ColorPolicy in namespace "web" on Gateway infra/gw also sets atomic overrides; ` + validation.AcrossNamespacesDetail},
 		"revealed when configured": {settings: &rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true}},
-			named: "ColorPolicy web/secret-team-policy", value: `{"color":"red"}`},
+			detail: `ColorPolicy web/secret-team-policy on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); ` + validation.AcrossNamespacesDetail},
+		"values compared, not revealed": {settings: &rules.Config{Messages: validation.Messages{CompareValuesAcrossNamespaces: true}},
+			detail: `a ColorPolicy in namespace "web" on Gateway infra/gw also sets atomic overrides to a different value (this policy: {"color":"blue"}); ` + rulestest.OrderDetail},
+		"values compared and revealed": {settings: &rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true, CompareValuesAcrossNamespaces: true}},
+			detail: `ColorPolicy web/secret-team-policy on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); ` + rulestest.OrderDetail},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			v := rules.Evaluate(rules.Request{Operation: rules.Create, Policy: rulestest.PolicyOf(t, table, policy), Config: tc.settings}, snap)
-			want := field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
-				tc.named+` on Gateway infra/gw also sets atomic overrides to `+tc.value+` (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}
+			want := field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted, tc.detail)}
 			rulestest.Matcher.Test(t, want, v.Denials)
 		})
 	}
@@ -225,6 +229,12 @@ messages: {revealOtherNamespaces: true}
 				assert.True(t, s.Messages.RevealOtherNamespaces)
 				assert.True(t, s.Relaxes())
 				assert.Equal(t, []string{"default: Warn", "Deny: reasons InvalidTargetRef; kinds AuthPolicy.kuadrant.io; namespaces team in (a,b)"}, s.Describe())
+			},
+		},
+		"values compared across namespaces": {
+			file: "messages: {compareValuesAcrossNamespaces: true}\n",
+			check: func(t *testing.T, s *rules.Config) {
+				assert.Equal(t, validation.Messages{CompareValuesAcrossNamespaces: true}, s.Messages)
 			},
 		},
 		"kinds and enforcement together": {

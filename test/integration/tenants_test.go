@@ -75,7 +75,7 @@ spec:
 		err = cl.Create(ctx, mine.DeepCopy())
 		return err != nil && strings.Contains(err.Error(), "Conflicted")
 	}, 10*time.Second, 50*time.Millisecond, "the informer has seen the planted policy")
-	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ColorPolicy.policies.controller.io "mine" is invalid: spec.overrides: Forbidden: Conflicted: a ColorPolicy in namespace "leak-payments" on Gateway leak-infra/gw also sets atomic overrides to a different value (this policy: {"color":"blue"}); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`, denial(err))
+	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ColorPolicy.policies.controller.io "mine" is invalid: spec.overrides: Forbidden: Conflicted: a ColorPolicy in namespace "leak-payments" on Gateway leak-infra/gw also sets atomic overrides; across namespaces two policies that set the same setting at one level conflict whatever their values (no verdict depends on what another namespace's policy says), so use different settings or attach at another level`, denial(err))
 
 	// A route's defaults that the planted override beats: admitted, and annotated with who
 	// overrides it only as far as the tenant may know.

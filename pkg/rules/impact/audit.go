@@ -40,9 +40,14 @@ type auditID struct {
 	namespace, name string
 }
 
-// NewAuditor starts an audit whose findings carry the modes of config (nil: all Deny).
+// NewAuditor starts an audit whose findings carry the modes of config (nil: all Deny). Its
+// verdicts are admission's (values compared across namespaces only where config says so);
+// its messages name every namespace.
 func NewAuditor(config *rules.Config) *Auditor {
 	judge := &rules.Config{Messages: validation.Messages{RevealOtherNamespaces: true}}
+	if msgs := config.MessagesOrNil(); msgs != nil {
+		judge.Messages.CompareValuesAcrossNamespaces = msgs.CompareValuesAcrossNamespaces
+	}
 	return &Auditor{config: config, judge: judge, denied: map[auditID]bool{}}
 }
 

@@ -108,5 +108,5 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 	require.Len(t, findings, 1)
 	assert.Equal(t, "app/second", findings[0].Policy.Ref())
 	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
-		`ColorPolicy web/first on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+rulestest.OrderDetail)}, findings[0].Denials)
+		`ColorPolicy web/first on Gateway infra/gw also sets atomic overrides to {"color":"red"} (this policy: {"color":"blue"}); `+validation.AcrossNamespacesDetail)}, findings[0].Denials)
 }

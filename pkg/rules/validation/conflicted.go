@@ -25,6 +25,11 @@ import (
 // Settings are compared in the same stanza class only (defaults against overrides at one
 // level is no ambiguity: overrides win), at the row's granularity or else the coarser of
 // the two blocks' strategies.
+//
+// Across namespaces (unless msgs compares values there), no verdict reads the other
+// policy's values: two policies that set the same setting conflict whatever their values
+// and ranks, and the message quotes neither side's value. Otherwise a tenant could learn
+// another namespace's value by dry runs, one guess each (the guess that is admitted).
 func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.ErrorList {
 	if p.Row.Conflicts.Mode == kinds.ConflictsNever {
 		return nil
@@ -42,7 +47,8 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 			if conflicting == MaxConflictingPolicies {
 				break
 			}
-			if p.Rank != q.Rank {
+			across := !msgs.ComparesValues(q.Namespace, p.Namespace)
+			if p.Rank != q.Rank && !across {
 				continue // the implementation orders them by rank, not by age
 			}
 			var found field.ErrorList
@@ -52,7 +58,7 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 					"%s already has %s; %s allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
 					where, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), oneAllowed(p.Row)))}
 			} else {
-				found = settingConflicts(msgs, p, q, where)
+				found = settingConflicts(msgs, p, q, where, across)
 			}
 			if len(found) > 0 {
 				conflicting++
@@ -91,8 +97,9 @@ func oneAllowed(row *kinds.KindRow) string {
 }
 
 // settingConflicts compares every block of p with the blocks of q in the same class,
-// setting by setting (modes value, presence and fields).
-func settingConflicts(msgs *Messages, p, q *policy.Policy, where string) field.ErrorList {
+// setting by setting (modes value, presence and fields); across says q is in a namespace
+// whose values the verdict may not read.
+func settingConflicts(msgs *Messages, p, q *policy.Policy, where string, across bool) field.ErrorList {
 	var errs field.ErrorList
 	mode := p.Row.Conflicts.Mode
 	qBlocks := q.Blocks()
@@ -107,7 +114,7 @@ func settingConflicts(msgs *Messages, p, q *policy.Policy, where string) field.E
 			}
 			for _, s := range comparedSettings(p.Row, pb, qb) {
 				other, ok := theirs[s.Path]
-				if !ok || (mode == kinds.ConflictsValue && merge.SameValue(other, s.Value)) {
+				if !ok || (mode == kinds.ConflictsValue && !across && merge.SameValue(other, s.Value)) {
 					continue
 				}
 				name := msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)
@@ -115,6 +122,8 @@ func settingConflicts(msgs *Messages, p, q *policy.Policy, where string) field.E
 				switch {
 				case mode != kinds.ConflictsValue:
 					detail = presenceDetail(name, where, pb, s)
+				case across:
+					detail = acrossDetail(name, where, pb, s, msgs.Reveals(q.Namespace, p.Namespace), other)
 				case msgs.Reveals(q.Namespace, p.Namespace):
 					detail = conflictDetail(name, where, pb, s, render(other))
 				default:
@@ -163,6 +172,24 @@ func conflictDetail(other, where string, b policy.Block, s merge.Setting, theirs
 	return fmt.Sprintf("%s on %s also sets %s to %s (this policy: %s); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level",
 		other, where, what, theirs, render(s.Value))
 }
+
+// acrossDetail says that a policy in another namespace sets the same setting. Unless msgs
+// reveals that namespace it quotes neither value, not even the requester's own, so that the
+// text is the same whatever the requester tried: across namespaces values decide nothing.
+func acrossDetail(other, where string, b policy.Block, s merge.Setting, reveals bool, theirs any) string {
+	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
+	if s.Path == "" {
+		what = fmt.Sprintf("atomic %s", b.Class)
+	}
+	if reveals {
+		what += fmt.Sprintf(" to %s (this policy: %s)", render(theirs), render(s.Value))
+	}
+	return fmt.Sprintf("%s on %s also sets %s; %s", other, where, what, AcrossNamespacesDetail)
+}
+
+// AcrossNamespacesDetail ends every Conflicted detail between policies of two namespaces
+// whose values the verdict does not compare.
+const AcrossNamespacesDetail = "across namespaces two policies that set the same setting at one level conflict whatever their values (no verdict depends on what another namespace's policy says), so use different settings or attach at another level"
 
 // shownPath is where a setting sits in its block, as the requester wrote it.
 func shownPath(s merge.Setting) string {

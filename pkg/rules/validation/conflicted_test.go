@@ -379,3 +379,99 @@ spec:
 		})
 	}
 }
+
+// Across namespaces a verdict reads no value of the other policy: two policies that set
+// the same setting at one level conflict whatever their values (and ranks), and the denial
+// reads the same whether the values are equal or not, quoting neither. Within a namespace,
+// values are compared as ever; messages.compareValuesAcrossNamespaces compares them across
+// namespaces too.
+func TestConflictsAcrossNamespacesDoNotReadValues(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	require.NoError(t, table.Put(kinds.KindRow{Group: "example.com", Kind: "RankedPolicy", Class: kinds.Inherited, CrossNamespaceTargets: true,
+		Targets:   []kinds.TargetKind{{Group: kinds.GatewayGroup, Kind: "Gateway", Section: kinds.Listener}},
+		Conflicts: kinds.Conflicts{Mode: kinds.ConflictsValue, Granularity: kinds.StrategyPatch, OrderField: "priority"}}))
+	grants := `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: ranked, namespace: infra}
+spec:
+  from: [{group: example.com, kind: RankedPolicy, namespace: app}, {group: example.com, kind: RankedPolicy, namespace: web}]
+  to: [{group: gateway.networking.k8s.io, kind: Gateway}]`
+	color := func(namespace, name, overrides string) string {
+		return `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: ` + name + `, namespace: ` + namespace + `, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  overrides: ` + overrides
+	}
+	ranked := func(namespace, name, priority, retries string) string {
+		return `
+apiVersion: example.com/v1
+kind: RankedPolicy
+metadata: {name: ` + name + `, namespace: ` + namespace + `}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}]
+  priority: ` + priority + `
+  retries: ` + retries
+	}
+	rps := func(v string) string { return "{strategy: patch, limits: {rps: " + v + "}}" }
+	// One text for both cross-namespace cases: nothing in it depends on either value.
+	across := rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides.limits.rps", validation.ReasonConflicted,
+		`a ColorPolicy in namespace "web" on Gateway infra/gw also sets overrides "limits.rps"; `+validation.AcrossNamespacesDetail)
+	compare := &validation.Messages{CompareValuesAcrossNamespaces: true}
+	cases := map[string]struct {
+		stored, policy string
+		msgs           *validation.Messages
+		want           field.ErrorList
+	}{
+		"one namespace, the same value": {
+			stored: color("app", "old", rps("137")), policy: color("app", "mine", rps("137")),
+		},
+		"one namespace, another value": {
+			stored: color("app", "old", rps("137")), policy: color("app", "mine", rps("138")),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides.limits.rps", validation.ReasonConflicted,
+				`ColorPolicy app/old on Gateway infra/gw also sets overrides "limits.rps" to 137 (this policy: 138); `+rulestest.OrderDetail)},
+		},
+		"two namespaces, the same value": {
+			stored: color("web", "old", rps("137")), policy: color("app", "mine", rps("137")),
+			want: field.ErrorList{across},
+		},
+		"two namespaces, another value": {
+			stored: color("web", "old", rps("137")), policy: color("app", "mine", rps("138")),
+			want: field.ErrorList{across},
+		},
+		"two namespaces, other settings": {
+			stored: color("web", "old", rps("137")), policy: color("app", "mine", "{strategy: patch, limits: {burst: 137}}"),
+		},
+		"two namespaces, atomic blocks": {
+			stored: color("web", "old", "{color: red}"), policy: color("app", "mine", "{color: red}"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides", validation.ReasonConflicted,
+				`a ColorPolicy in namespace "web" on Gateway infra/gw also sets atomic overrides; `+validation.AcrossNamespacesDetail)},
+		},
+		"two namespaces, other ranks": {
+			stored: ranked("web", "old", "10", "3"), policy: ranked("app", "mine", "20", "3"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.retries", validation.ReasonConflicted,
+				`a RankedPolicy in namespace "web" on Gateway infra/gw also sets defaults "retries"; `+validation.AcrossNamespacesDetail)},
+		},
+		"two namespaces, values compared: the same value": {
+			stored: color("web", "old", rps("137")), policy: color("app", "mine", rps("137")), msgs: compare,
+		},
+		"two namespaces, values compared: another value": {
+			stored: color("web", "old", rps("137")), policy: color("app", "mine", rps("138")), msgs: compare,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.overrides.limits.rps", validation.ReasonConflicted,
+				`a ColorPolicy in namespace "web" on Gateway infra/gw also sets overrides "limits.rps" to a different value (this policy: 138); `+rulestest.OrderDetail)},
+		},
+		"two namespaces, values compared: other ranks": {
+			stored: ranked("web", "old", "10", "3"), policy: ranked("app", "mine", "20", "5"), msgs: compare,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := rulestest.World(t, table, rulestest.SharedGatewayWorld, grants, tc.stored)
+			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, tc.msgs)
+			rulestest.Matcher.Test(t, tc.want, got)
+		})
+	}
+}

@@ -7,8 +7,8 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
-// Messages controls what denials and warnings reveal of namespaces other than the
-// requester's own.
+// Messages controls what a requester learns of namespaces other than its own: through
+// the text of denials and warnings, and through the verdict itself.
 type Messages struct {
 	// RevealOtherNamespaces lets messages name policies in other namespaces and quote their
 	// settings' values. Off by default: someone who may write policies in one namespace
@@ -19,6 +19,19 @@ type Messages struct {
 	// NamesFromOtherNamespaces is RevealOtherNamespaces' former name, still read: it has
 	// always revealed values as well as names.
 	NamesFromOtherNamespaces bool `json:"namesFromOtherNamespaces,omitempty"`
+	// CompareValuesAcrossNamespaces lets a verdict depend on the values of policies in other
+	// namespaces: two policies that set the same setting at one level conflict only when
+	// their values differ, wherever they are. Off by default: across namespaces they
+	// conflict whatever their values, because a verdict that turned on another namespace's
+	// value would tell it, one dry run per guess, to whoever may write a policy beside it.
+	// Within a namespace values are always compared.
+	CompareValuesAcrossNamespaces bool `json:"compareValuesAcrossNamespaces,omitempty"`
+}
+
+// ComparesValues reports whether a verdict for someone writing in requesterNamespace may
+// depend on the values of a policy in namespace. A nil *Messages is the default.
+func (m *Messages) ComparesValues(namespace, requesterNamespace string) bool {
+	return namespace == requesterNamespace || (m != nil && m.CompareValuesAcrossNamespaces)
 }
 
 // Reveals reports whether a message to someone writing in requesterNamespace may name an
