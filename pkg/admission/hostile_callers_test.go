@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -103,4 +104,25 @@ spec:
 		answer, _ := throughTheDoor(t, handler, "/validate", probe(rps))
 		require.Equal(t, first, answer, "guess %d", rps)
 	}
+}
+
+// A megabyte targetRef name: the denial and the warning name it by its first 64 bytes and
+// its length, and the answers of both webhooks stay small.
+func TestEchoesAreBounded(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	store := readyStore(table, index.New())
+	name := strings.Repeat("a", 1<<20)
+	body := colorReview("app", "p", false, `{"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "`+name+`"}], "color": "red"}`)
+	shown := "HTTPRoute app/" + strings.Repeat("a", 64) + "... (1048576 bytes)"
+
+	answer, resp := throughTheDoor(t, reviewHandler("validate", &Validator{Store: store}), "/validate", body)
+	assert.Less(t, len(answer), 2048)
+	assert.False(t, resp.Allowed)
+	assert.Equal(t, `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].name: Too long: InvalidTargetRef: may not be more than 253 bytes`, resp.Result.Message)
+	assert.Equal(t, []string{"TargetNotFound: spec.targetRefs[0]: " + shown + " not found; the policy takes effect once it exists"}, resp.Warnings)
+
+	answer, resp = throughTheDoor(t, reviewHandler("mutate", &Mutator{Store: store}), "/mutate", body)
+	assert.Less(t, len(answer), 2048)
+	summary := `"policyattachment.io/impact-summary":"Atomic defaults on ` + shown + `: reaches no paths yet (predicted at admission)"`
+	assert.True(t, strings.Contains(string(resp.Patch), summary), "the impact summary names the route by its first 64 bytes: %.300s", resp.Patch)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -287,6 +288,28 @@ func (p *Policy) stringField(m map[string]any, key string, path *field.Path) str
 		p.decodeErrs = append(p.decodeErrs, field.Invalid(path.Child(key), DescribeValue(v), "must be a string"))
 		return ""
 	}
+}
+
+// MaxEcho is the longest string of a requester's a message repeats whole: the longest any
+// field it could come from may validly hold (an object name, a group, a sectionName).
+const MaxEcho = 253
+
+// echoPrefix is how much of a longer string a message repeats.
+const echoPrefix = 64
+
+// Echo returns a string of the requester's (a name, a kind, a sectionName, a value) as a
+// message may repeat it: whole up to MaxEcho bytes, otherwise its first 64 bytes, cut at a
+// character boundary, and its length, as `aaaa... (1048576 bytes)`. A megabyte name then
+// costs a line of each denial, warning and annotation that names it, not a megabyte.
+func Echo(s string) string {
+	if len(s) <= MaxEcho {
+		return s
+	}
+	cut := echoPrefix
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }
 
 // DescribeValue renders a bad value compactly for a message.

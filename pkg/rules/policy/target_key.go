@@ -17,6 +17,12 @@ func (k TargetKey) String() string {
 	return s
 }
 
+// Shown is String with each part as a message may repeat it (Echo): what denials,
+// warnings and annotations print of a target a requester named.
+func (k TargetKey) Shown() string {
+	return TargetKey{Kind: Echo(k.Kind), Namespace: Echo(k.Namespace), Name: Echo(k.Name), Section: Echo(k.Section)}.String()
+}
+
 // Object returns the key without its section.
 func (k TargetKey) Object() TargetKey {
 	k.Section = ""

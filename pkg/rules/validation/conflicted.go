@@ -129,7 +129,7 @@ func settingConflicts(msgs *Messages, p, q *policy.Policy, where string, across 
 				default:
 					detail = conflictDetail(name, where, pb, s, "a different value")
 				}
-				errs = append(errs, field.Forbidden(settingPath(pb.Path, shownPath(s)), detail))
+				errs = append(errs, field.Forbidden(settingPath(pb.Path, policy.Echo(shownPath(s))), detail))
 			}
 		}
 	}
@@ -153,7 +153,7 @@ func comparedSettings(row *kinds.KindRow, b, other policy.Block) []merge.Setting
 // presenceDetail says which other policy also sets the setting, without its value: in
 // modes presence and fields the value does not matter.
 func presenceDetail(other, where string, b policy.Block, s merge.Setting) string {
-	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
+	what := fmt.Sprintf("%s %q", b.Class, policy.Echo(shownPath(s)))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
@@ -165,7 +165,7 @@ func presenceDetail(other, where string, b policy.Block, s merge.Setting) string
 // may see it: theirs is the other value rendered, or "a different value" where the other
 // policy's namespace is not the requester's to read.
 func conflictDetail(other, where string, b policy.Block, s merge.Setting, theirs string) string {
-	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
+	what := fmt.Sprintf("%s %q", b.Class, policy.Echo(shownPath(s)))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}
@@ -177,7 +177,7 @@ func conflictDetail(other, where string, b policy.Block, s merge.Setting, theirs
 // reveals that namespace it quotes neither value, not even the requester's own, so that the
 // text is the same whatever the requester tried: across namespaces values decide nothing.
 func acrossDetail(other, where string, b policy.Block, s merge.Setting, reveals bool, theirs any) string {
-	what := fmt.Sprintf("%s %q", b.Class, shownPath(s))
+	what := fmt.Sprintf("%s %q", b.Class, policy.Echo(shownPath(s)))
 	if s.Path == "" {
 		what = fmt.Sprintf("atomic %s", b.Class)
 	}

@@ -58,9 +58,9 @@ func (m *Messages) Name(kind, namespace, name, requesterNamespace string) string
 // namespace, by kind and namespace.
 func (m *Messages) Target(key policy.TargetKey, selected bool, requesterNamespace string) string {
 	if !selected || m.Reveals(key.Namespace, requesterNamespace) {
-		return key.String()
+		return key.Shown()
 	}
-	return fmt.Sprintf("%s %s in namespace %q", article(key.Kind), key.Kind, key.Namespace)
+	return fmt.Sprintf("%s %s in namespace %q", article(key.Kind), policy.Echo(key.Kind), policy.Echo(key.Namespace))
 }
 
 // article is the indefinite article of a kind as it is read aloud: "an HTTPRoute" (an

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
 
 // Stable reasons (DESIGN.md contract). Each denial carries its reason in field.Error.Origin,
@@ -34,8 +36,14 @@ var Reasons = []string{ReasonInvalidTargetRef, ReasonRefNotPermitted, ReasonMult
 func IsReason(r string) bool { return slices.Contains(Reasons, r) }
 
 // withReason sets reason as each error's origin and puts it at the front of its detail.
+// Every rule's errors pass here, so here a string value the error repeats (field.Invalid's,
+// NotSupported's, Duplicate's, and those of apimachinery's validators) is bounded as
+// messages repeat what a requester wrote (policy.Echo).
 func withReason(reason string, errs ...*field.Error) field.ErrorList {
 	for _, e := range errs {
+		if s, ok := e.BadValue.(string); ok {
+			e.BadValue = policy.Echo(s)
+		}
 		e.Origin = reason
 		if e.Detail == "" {
 			e.Detail = reason

@@ -40,5 +40,5 @@ func ValidateReferenceGrants(p *policy.Policy, snap topology.Snapshot, _ *Messag
 func notPermitted(p *policy.Policy, path *field.Path, namespace, kind, name string) *field.Error {
 	return field.Forbidden(path, fmt.Sprintf(
 		"no ReferenceGrant in namespace %q lets %s from namespace %q reference %s %q",
-		namespace, p.Row.Kind, p.Namespace, kind, name))
+		policy.Echo(namespace), p.Row.Kind, p.Namespace, policy.Echo(kind), policy.Echo(name)))
 }

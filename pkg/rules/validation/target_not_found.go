@@ -25,12 +25,12 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 		}
 		if !found {
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s not found; the policy takes effect once it exists",
-				WarningTargetNotFound, ref.Path, key.Object()))
+				WarningTargetNotFound, ref.Path, key.Object().Shown()))
 			continue
 		}
 		if ref.SectionName != "" && obj.HasSections() && target.Section != kinds.NoSections && !obj.HasSection(ref.SectionName) {
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s has no %s named %q; the policy takes effect once it does",
-				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object(), target.Section.Noun(), ref.SectionName))
+				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object().Shown(), target.Section.Noun(), policy.Echo(ref.SectionName)))
 		}
 	}
 	for i := range p.TargetSelectors() {
@@ -58,11 +58,11 @@ func selectorWarnings(p *policy.Policy, sel *policy.TargetSelector, snap topolog
 			count += c
 		}
 		warnings = append(warnings, fmt.Sprintf("%s: %s: selects %d %s in %d other %s that no ReferenceGrant lets %s from namespace %q reference; they are not targets",
-			WarningSelectionNotPermitted, sel.Path, count, plural(count, sel.Kind), n, plural(n, "namespace"), p.Row.Kind, p.Namespace))
+			WarningSelectionNotPermitted, sel.Path, count, plural(count, policy.Echo(sel.Kind)), n, plural(n, "namespace"), p.Row.Kind, p.Namespace))
 	}
 	if selected == 0 {
 		warnings = append(warnings, fmt.Sprintf("%s: %s: selects no %s now; the policy takes effect on those whose labels match once they exist",
-			WarningSelectsNothing, sel.Path, sel.Kind))
+			WarningSelectsNothing, sel.Path, policy.Echo(sel.Kind)))
 	}
 	return warnings
 }
