@@ -25,7 +25,7 @@ type serveFlags struct {
 	profilingAddress, metricsAddress, probeAddress              string
 	claimNamespace                                              string
 	port                                                        int
-	http2, liveReads                                            bool
+	http2, liveReads, metricsSecure, metricsNamespaceLabel      bool
 	auditInterval, reviewTimeout, shutdownDelay                 time.Duration
 	log                                                         logFlags
 }
@@ -36,8 +36,9 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 		Use:   "serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]",
 		Short: "Serve the validating and mutating admission webhooks over HTTPS",
 		Long: "Serves the validating and mutating admission webhooks over HTTPS (/validate, /mutate,\n" +
-			"/validate-namespaces), its probes (/healthz, /readyz) and metrics (/metrics) over plain\n" +
-			"HTTP on ports of their own. Its view of the cluster comes from\n" +
+			"/validate-namespaces), its probes (/healthz, /readyz) over plain HTTP on a port of their\n" +
+			"own, and its metrics (/metrics) on another, over HTTPS to callers the API server\n" +
+			"authenticates and authorizes for get on /metrics. Its view of the cluster comes from\n" +
 			"a list and watch of each kind the rules read; it is ready once every kind has been\n" +
 			"listed, and it audits the stored policies every --audit-interval. In a container with\n" +
 			"a memory limit, and without GOMEMLIMIT, it gives the Go runtime a soft limit of nine\n" +
@@ -50,8 +51,10 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.host, "host", "", "address to listen on (all interfaces when empty)")
-	fs.IntVar(&f.port, "port", 9443, "HTTPS port for the reviews (/validate, /mutate, /validate-namespaces); it answers /healthz, /readyz and /metrics too, for tools that reach one local process")
-	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":8080", "address of the plain-HTTP /metrics endpoint (Prometheus); \"0\" turns it off")
+	fs.IntVar(&f.port, "port", 9443, "HTTPS port for the reviews (/validate, /mutate, /validate-namespaces); it answers /healthz and /readyz too, for tools that reach one local process, never /metrics")
+	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":8443", "address of the /metrics endpoint (Prometheus), HTTPS unless --metrics-secure=false; \"0\" turns it off")
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve /metrics over HTTPS (the certificate of --cert-dir) to callers the API server authenticates (TokenReview of their bearer token) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics; the ClusterRole policyattachment-metrics-reader grants it); false serves them over plain HTTP to whoever reaches the port")
+	fs.BoolVar(&f.metricsNamespaceLabel, "metrics-namespace-label", false, "fill the namespace label of policyattachment_reviews_total with the namespace of the object reviewed; off, the label is empty and the metrics carry no names")
 	fs.StringVar(&f.probeAddress, "health-probe-bind-address", ":8081", "address of the plain-HTTP /healthz and /readyz endpoints the kubelet probes; \"0\" turns them off")
 	fs.StringVar(&f.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder holding tls.crt and tls.key; reloaded when they change")
 	fs.StringVar(&f.tlsMin, "tls-min-version", "1.3", "minimum TLS version: 1.2 or 1.3")
@@ -105,6 +108,14 @@ func runServe(f serveFlags, s streams) int {
 	} else {
 		synced = func() {}
 	}
+	if snapshotFrom != "" && f.metricsSecure && f.metricsAddress != "" && f.metricsAddress != "0" {
+		fmt.Fprintf(stderr, "%s: --snapshot-from has no API server to authenticate and authorize the callers of /metrics: "+
+			"add --metrics-secure=false to serve them over plain HTTP to anyone, or --metrics-bind-address=0\n", progName("serve"))
+		return exitBadInput
+	}
+	if !f.metricsSecure && f.metricsAddress != "" && f.metricsAddress != "0" {
+		log.Info("serving /metrics over plain HTTP to whoever reaches the port (--metrics-secure=false)", "address", f.metricsAddress)
+	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {
 			fmt.Fprintf(stderr, "%s: --profiling-address: %v\n", progName("serve"), err)
@@ -117,6 +128,7 @@ func runServe(f serveFlags, s streams) int {
 			Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 			Table: conf.table, Config: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
 			MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress, OnSynced: synced,
+			InsecureMetrics: !f.metricsSecure, MetricsNamespaceLabel: f.metricsNamespaceLabel,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
@@ -128,6 +140,7 @@ func runServe(f serveFlags, s streams) int {
 		Host: host, Port: port, CertDir: certDir, TLSMinVersion: minVersion, EnableHTTP2: http2,
 		Table: conf.table, Config: conf.settings, Log: log, NoLiveReads: !liveReads, AuditInterval: auditInterval,
 		ReviewTimeout: reviewTimeout, MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
+		InsecureMetrics: !f.metricsSecure, MetricsNamespaceLabel: f.metricsNamespaceLabel,
 		ClaimNamespace: f.claimNamespace, Replica: replicaName(), OnSynced: synced,
 	})
 	if err != nil {

@@ -3,28 +3,26 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/pkg/admission"
 )
 
 // handlerTime reads the webhook's own review-duration histogram (sum and count by webhook)
 // from its /metrics, to tell the time inside its handlers from the time around them.
 type handlerTime map[string]struct{ sum, count float64 }
 
+// scrapeHandlerTime reads the metrics port as Prometheus does (HTTPS, a token allowed to
+// get /metrics).
 func scrapeHandlerTime(webhook *localcluster.Cluster) (handlerTime, error) {
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: webhook.TLS}}
-	resp, err := client.Get(webhook.BaseURL + admission.PathMetrics)
+	page, err := webhook.ScrapeMetrics()
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	out := handlerTime{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(strings.NewReader(page))
 	for sc.Scan() {
 		line := sc.Text()
 		for _, suffix := range []string{"_sum", "_count"} {

@@ -86,7 +86,7 @@ func run(bin, work string, testArgs []string) (int, error) {
 	sup := &supervisor{
 		// No endpoints to drain: the API server dials this process directly.
 		args: []string{bin, "serve", "--kubeconfig", kubeconfig, "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--shutdown-delay=0",
-			"--metrics-bind-address=0", "--health-probe-bind-address=0"}, // read on the HTTPS port; no other port taken
+			"--metrics-bind-address=0", "--health-probe-bind-address=0"}, // probes read on the HTTPS port; no other port taken
 		log: filepath.Join(work, "webhook.log"),
 		url: fmt.Sprintf("https://127.0.0.1:%d/readyz", port),
 		tls: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},

@@ -192,8 +192,15 @@ func run(o options) error {
 		return err
 	}
 	defer logFile.Close()
-	// Probes and metrics are read on the HTTPS port here; no other port is taken on this machine.
-	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--metrics-bind-address=0", "--health-probe-bind-address=0"}, source...)
+	// The probes are read on the HTTPS port here; the metrics on a loopback port of their own,
+	// over plain HTTP (--metrics-secure=false: a --snapshot-from serve has no API server to
+	// vouch for the reader, and the HTTPS port serves no metrics).
+	metricsPort, err := localcluster.FreePort()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort), "--metrics-secure=false", "--health-probe-bind-address=0"}, source...)
 	if floor {
 		args = []string{"-serve-floor", certDir, "-floor-port", strconv.Itoa(port),
 			"-scale", strconv.Itoa(o.scale), "-floor-heap", o.floorShape.heap, "-floor-garbage", strconv.Itoa(o.floorShape.garbage), "-floor-work", o.floorShape.work.String()}
@@ -223,6 +230,10 @@ func run(o options) error {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.CertPEM)
 	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	if floor {
+		metricsURL = base + "/metrics" // the floor server's empty page
+	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13},
 		MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers, ForceAttemptHTTP2: false,
@@ -240,7 +251,7 @@ func run(o options) error {
 	}
 	rssAtRest := rssKiB(cmd.Process.Pid, "VmRSS")
 	if o.writes > 0 {
-		return writesPhase(client, base, size, o.writes, duration, o.claims)
+		return writesPhase(client, base, metricsURL, size, o.writes, duration, o.claims)
 	}
 
 	mix := synthetic.Reviews(size)
@@ -265,7 +276,7 @@ func run(o options) error {
 	rate := float64(sat.done) / sat.elapsed.Seconds()
 	fmt.Printf("load: saturation: %.0f reviews/s with %d connections (%d reviews, %d errors)\n", rate, workers, sat.done, sat.errors)
 
-	before, err := scrapeMetrics(client, base)
+	before, err := scrapeMetrics(client, metricsURL)
 	if err != nil {
 		return err
 	}
@@ -287,7 +298,7 @@ func run(o options) error {
 	}
 	fmt.Printf("load: at %s (%.0f/s): p50 %s, p99 %s, p99.9 %s (%d reviews, %d errors)\n",
 		loadName, load, pct(half.latencies, 50), pct(half.latencies, 99), pct(half.latencies, 99.9), half.done, half.errors)
-	after, err := scrapeMetrics(client, base)
+	after, err := scrapeMetrics(client, metricsURL)
 	if err != nil {
 		return err
 	}
@@ -357,9 +368,9 @@ type scraped struct {
 	allocBytes, gcCycles float64
 }
 
-func scrapeMetrics(client *http.Client, base string) (scraped, error) {
+func scrapeMetrics(client *http.Client, metricsURL string) (scraped, error) {
 	out := scraped{buckets: map[float64]float64{}}
-	resp, err := client.Get(base + "/metrics")
+	resp, err := client.Get(metricsURL)
 	if err != nil {
 		return out, err
 	}

@@ -18,14 +18,14 @@ import (
 // load at that write rate. The webhook's client-go counters (rest_client_requests_total)
 // count every request it made, by method; its feeds' watches are open before the phase and
 // add nothing unless they relist.
-func writesPhase(client *http.Client, base string, size synthetic.Size, rate float64, d time.Duration, claims bool) error {
+func writesPhase(client *http.Client, base, metricsURL string, size synthetic.Size, rate float64, d time.Duration, claims bool) error {
 	creates := synthetic.Creates(size, int(rate*d.Seconds()))
-	before, err := scrapeRequests(client, base)
+	before, err := scrapeRequests(client, metricsURL)
 	if err != nil {
 		return err
 	}
 	res := openLoop(client, base, creates, rate, d)
-	after, err := scrapeRequests(client, base)
+	after, err := scrapeRequests(client, metricsURL)
 	if err != nil {
 		return err
 	}
@@ -56,8 +56,8 @@ func writesPhase(client *http.Client, base string, size synthetic.Size, rate flo
 }
 
 // scrapeRequests reads the webhook's rest_client_requests_total, summed by method.
-func scrapeRequests(client *http.Client, base string) (map[string]float64, error) {
-	resp, err := client.Get(base + "/metrics")
+func scrapeRequests(client *http.Client, metricsURL string) (map[string]float64, error) {
+	resp, err := client.Get(metricsURL)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,8 +46,9 @@ type Cluster struct {
 	Config  *rest.Config
 	BaseURL string      // https://host:port of the webhook
 	TLS     *tls.Config // trusts the webhook's CA
-	// MetricsURL and ProbeURL are the webhook's plain-HTTP /metrics and probe base URL,
-	// set by StartWebhook.
+	// MetricsURL is the webhook's /metrics, served over HTTPS to tokens the API server says
+	// may get it (ScrapeMetrics reads it so); ProbeURL is the plain-HTTP base URL of the
+	// probes. StartWebhook sets both.
 	MetricsURL, ProbeURL string
 	// NoLiveReads starts the webhook judging on its cache alone.
 	NoLiveReads bool
@@ -63,6 +65,11 @@ type Cluster struct {
 	certDir  string
 	host     string
 	port     int
+
+	// The token ScrapeMetrics reads /metrics with, requested once.
+	scraperOnce  sync.Once
+	scraperToken string
+	scraperErr   error
 }
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS, installs the CRDs found
@@ -129,7 +136,7 @@ func (c *Cluster) StartWebhook(ctx context.Context, table *kinds.KindTable, log 
 	if err != nil {
 		return nil, err
 	}
-	c.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	c.MetricsURL = fmt.Sprintf("https://127.0.0.1:%d%s", metricsPort, admission.PathMetrics)
 	c.ProbeURL = fmt.Sprintf("http://127.0.0.1:%d", probePort)
 	if err := c.createClaimNamespace(); err != nil {
 		return nil, err

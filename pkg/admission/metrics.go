@@ -1,11 +1,16 @@
 package admission
 
 import (
+	"cmp"
+	"crypto/tls"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -15,7 +20,7 @@ import (
 var (
 	reviewsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "policyattachment_reviews_total",
-		Help: "Admission reviews answered, by webhook, verdict (allowed|denied|errored), reason, the object's API group, kind and namespace, the operation, and whether it was a dry run.",
+		Help: "Admission reviews answered, by webhook, verdict (allowed|denied|errored), reason, the object's API group and kind, its namespace (empty unless --metrics-namespace-label), the operation, and whether it was a dry run.",
 	}, []string{"webhook", "verdict", "reason", "group", "kind", "namespace", "operation", "dry_run"})
 	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "policyattachment_build_info",
@@ -64,6 +69,46 @@ var (
 		Help: "Admitted policies whose watch event never came (another webhook or the API server rejected the write).",
 	})
 )
+
+// namespaceLabel says whether policyattachment_reviews_total names the namespace of what was
+// reviewed (Options.MetricsNamespaceLabel). Off, the label is empty: a namespace's name is a
+// name, and metrics carry none. Process-wide, as the registry the counter lives in is.
+var namespaceLabel atomic.Bool
+
+// reviewedNamespace is the value of the reviews counter's namespace label for a review of
+// an object in namespace ns.
+func reviewedNamespace(ns string) string {
+	if namespaceLabel.Load() {
+		return ns
+	}
+	return ""
+}
+
+// metricsOptions configures controller-runtime's metrics server as kubebuilder projects
+// ship it: HTTPS (the serving certificate of opts.CertDir, reloaded when it changes; a
+// self-signed one when the folder holds none) with opts' TLS version and HTTP/2 settings,
+// and every request authenticated by the API server (a TokenReview of its bearer token) and
+// authorized by it (a SubjectAccessReview: get on the non-resource URL /metrics, which the
+// ClusterRole policyattachment-metrics-reader grants): 401 without a token, 500 for a token
+// the API server rejects (controller-runtime's answer), 403 without the permission. Plain
+// HTTP, open to whoever reaches the port, only with opts.InsecureMetrics.
+func metricsOptions(opts *Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: orOff(opts.MetricsAddress)}
+	if opts.InsecureMetrics {
+		return o
+	}
+	minVersion, http2 := cmp.Or(opts.TLSMinVersion, tls.VersionTLS13), opts.EnableHTTP2
+	o.SecureServing = true
+	o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	o.CertDir = opts.CertDir
+	o.TLSOpts = []func(*tls.Config){func(c *tls.Config) {
+		c.MinVersion = minVersion
+		if !http2 {
+			c.NextProtos = []string{"http/1.1"} // CVE-2023-44487, as on the review port
+		}
+	}}
+	return o
+}
 
 // PublishBuildInfo sets policyattachment_build_info for this build.
 func PublishBuildInfo(version string) {

@@ -39,12 +39,12 @@ func TestPublishAudit(t *testing.T) {
 
 // The reviews counter takes a denial's reason from the verdict, not from the text it
 // renders: the first denial's stable reason, which the response carries as an audit
-// annotation. It says what was reviewed (group, kind, namespace, operation, dry run), never
-// a name or a user.
+// annotation. It says what was reviewed (group, kind, operation, dry run), never a name or
+// a user; not even the namespace's name by default (TestReviewsCounterNamespaceLabel).
 func TestReviewsCounterLabelsTheFirstReason(t *testing.T) {
 	h := instrument("validate", validator(index.New()))
-	counter := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef, kinds.GatewayGroup, "BackendTLSPolicy", "app", "CREATE", "false")
-	dryRuns := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef, kinds.GatewayGroup, "BackendTLSPolicy", "app", "CREATE", "true")
+	counter := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef, kinds.GatewayGroup, "BackendTLSPolicy", "", "CREATE", "false")
+	dryRuns := reviewsTotal.WithLabelValues("validate", "denied", validation.ReasonInvalidTargetRef, kinds.GatewayGroup, "BackendTLSPolicy", "", "CREATE", "true")
 	before, beforeDry := testutil.ToFloat64(counter), testutil.ToFloat64(dryRuns)
 	req := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", `{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p", "namespace": "app"},
@@ -59,6 +59,43 @@ func TestReviewsCounterLabelsTheFirstReason(t *testing.T) {
 	h.Handle(context.Background(), req)
 	assert.Equal(t, beforeDry+1, testutil.ToFloat64(dryRuns))
 	assert.Equal(t, before+1, testutil.ToFloat64(counter))
+}
+
+// TestReviewsCounterNamespaceLabel: the namespace label of the reviews counter is empty
+// unless `--metrics-namespace-label` (Options.MetricsNamespaceLabel) asks for the namespace
+// of what was reviewed; a namespace's name is a name, and by default the metrics carry none.
+func TestReviewsCounterNamespaceLabel(t *testing.T) {
+	t.Cleanup(func() { namespaceLabel.Store(false) })
+	req := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", `{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p", "namespace": "tenant-secret-project"},
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "b1", "sectionName": "https"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`)
+	req.Namespace = "tenant-secret-project"
+	series := func(ns string) float64 {
+		return testutil.ToFloat64(reviewsTotal.WithLabelValues("validate", "allowed", "", kinds.GatewayGroup, "BackendTLSPolicy", ns, "CREATE", "false"))
+	}
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		label string
+	}{
+		{"by default", Options{}, ""},
+		{"with --metrics-namespace-label", Options{MetricsNamespaceLabel: true}, "tenant-secret-project"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The door sets it from its options, as `webhook serve` builds it.
+			NewStaticServer(index.New(), Options{Table: kinds.BuiltinKindTable(), MetricsNamespaceLabel: tc.opts.MetricsNamespaceLabel})
+			empty, named := series(""), series("tenant-secret-project")
+			resp := instrument("validate", validator(index.New())).Handle(context.Background(), req)
+			require.True(t, resp.Allowed, "%+v", resp.Result)
+			if tc.label == "" {
+				assert.Equal(t, empty+1, series(""))
+				assert.Equal(t, named, series("tenant-secret-project"), "no series names the namespace")
+			} else {
+				assert.Equal(t, named+1, series("tenant-secret-project"))
+				assert.Equal(t, empty, series(""))
+			}
+		})
+	}
 }
 
 func TestBuildInfo(t *testing.T) {

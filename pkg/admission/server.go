@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -18,8 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -38,8 +35,11 @@ const (
 	PathNamespaces = "/validate-namespaces"
 	PathHealthz    = "/healthz"
 	PathReadyz     = "/readyz"
-	PathMetrics    = "/metrics"
 )
+
+// PathMetrics is Prometheus' metrics, on the metrics port alone (Options.MetricsAddress),
+// never on the HTTPS review port.
+const PathMetrics = "/metrics"
 
 // Options configure `webhook serve`.
 type Options struct {
@@ -56,10 +56,18 @@ type Options struct {
 	ReviewTimeout time.Duration
 	// AuditInterval is how often the stored policies are audited (0: never).
 	AuditInterval time.Duration
-	// MetricsAddress serves /metrics over plain HTTP (controller-runtime's metrics server);
-	// ProbeAddress serves /healthz and /readyz. Empty or "0": not served apart (the HTTPS
-	// port serves all three either way).
+	// MetricsAddress serves /metrics (controller-runtime's metrics server): over HTTPS, to
+	// callers the API server authenticates and authorizes for get on /metrics
+	// (metricsOptions), or over plain HTTP to anyone with InsecureMetrics. ProbeAddress
+	// serves /healthz and /readyz over plain HTTP. Empty or "0": not served (the HTTPS
+	// review port answers the probes, never /metrics).
 	MetricsAddress, ProbeAddress string
+	// InsecureMetrics serves /metrics over plain HTTP without authentication
+	// (`--metrics-secure=false`).
+	InsecureMetrics bool
+	// MetricsNamespaceLabel fills the namespace label of policyattachment_reviews_total
+	// (`--metrics-namespace-label`); off, it is empty, and the metrics carry no names.
+	MetricsNamespaceLabel bool
 	// ClaimNamespace is where claims (coordination.k8s.io Leases) serialize conflicting
 	// reviews across replicas (package claims); empty: no claims (one replica only).
 	// Replica names this process on them.
@@ -88,7 +96,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                 runtime.NewScheme(),
 		Cache:                  cache.Options{DefaultTransform: clusterstate.TrimForRules},
-		Metrics:                metricsserver.Options{BindAddress: orOff(opts.MetricsAddress)},
+		Metrics:                metricsOptions(&opts),
 		HealthProbeBindAddress: "0", // probeServer: the store's readiness, with its reasons
 		WebhookServer:          hooks,
 		Logger:                 opts.Log,
@@ -96,6 +104,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	namespaceLabel.Store(opts.MetricsNamespaceLabel)
 	// The feeds, the live reads and the claims go without a client-side rate limit (the
 	// manager's is 20 requests a second). The API server's Priority and Fairness bounds them,
 	// in the webhook's own priority level (deploy: its FlowSchema). A limit here would make
@@ -170,14 +179,13 @@ func newHooks(opts *Options) webhook.Server {
 		}}})
 }
 
-// register serves the reviews, the probes and the metrics on hooks.
+// register serves the reviews and the probes on hooks (the metrics have a port of their own).
 func register(hooks webhook.Server, store *clusterstate.Store, v *Validator, guard *NamespaceGuard) {
 	hooks.Register(PathValidate, closeWhenDraining(store, reviewHandler("validate", v)))
 	hooks.Register(PathNamespaces, closeWhenDraining(store, reviewHandler("namespaces", guard)))
 	hooks.Register(PathMutate, closeWhenDraining(store, reviewHandler("mutate", &Mutator{Store: store})))
 	hooks.Register(PathHealthz, healthz())
 	hooks.Register(PathReadyz, readyz(store))
-	hooks.Register(PathMetrics, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 }
 
 // closeWhenDraining answers a review as usual, but while the process shuts down it closes
@@ -306,7 +314,7 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 		if req.DryRun != nil && *req.DryRun {
 			dryRun = "true"
 		}
-		reviewsTotal.WithLabelValues(name, verdict, reason, req.Kind.Group, req.Kind.Kind, req.Namespace, string(req.Operation), dryRun).Inc()
+		reviewsTotal.WithLabelValues(name, verdict, reason, req.Kind.Group, req.Kind.Kind, reviewedNamespace(req.Namespace), string(req.Operation), dryRun).Inc()
 		return resp
 	})
 }

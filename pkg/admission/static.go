@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -27,13 +28,20 @@ func NewStaticServer(snap *index.Snapshot, opts Options) *StaticServer {
 	store := clusterstate.NewStore(opts.Table, snap)
 	store.UseConfig(opts.Config)
 	store.SetReady()
+	namespaceLabel.Store(opts.MetricsNamespaceLabel)
 	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout}, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
 	return &StaticServer{hooks: hooks, store: store, opts: opts}
 }
 
 // Start serves until ctx ends: the reviews over TLS and, as Server does, the probes and
-// metrics on their own plain-HTTP addresses when set.
+// metrics on their own plain-HTTP addresses when set. With no API server to authenticate
+// and authorize the callers of /metrics, it serves them only when told to do so without
+// (InsecureMetrics), and otherwise refuses to start.
 func (s *StaticServer) Start(ctx context.Context) error {
+	if a := orOff(s.opts.MetricsAddress); a != "0" && !s.opts.InsecureMetrics {
+		return fmt.Errorf("serving /metrics on %s: a fixed snapshot has no API server to authenticate and authorize their callers; "+
+			"--metrics-secure=false serves them over plain HTTP to anyone, --metrics-bind-address=0 not at all", a)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runnables := []manager.Runnable{s.hooks}

@@ -323,3 +323,42 @@ func generateCerts(out string) error {
 	}
 	return nil
 }
+
+// TestChartMetricsValues: metrics.reader renders the ClusterRole that may read /metrics
+// without the ServiceMonitor and binds it to the ServiceAccounts listed; the ServiceMonitor
+// takes the release's namespace, the interval and a tlsConfig of the user's.
+func TestChartMetricsValues(t *testing.T) {
+	const ns = "platform"
+	objs := index(t, helmRender(t, ns, nil).Objects)
+	assert.NotContains(t, objs, "ClusterRole/policyattachment-metrics-reader", "off by default")
+	assert.NotContains(t, objs, "ServiceMonitor/policyattachment-webhook")
+
+	objs = index(t, helmRender(t, ns, map[string]any{"metrics": map[string]any{
+		"reader": map[string]any{"serviceAccounts": []any{map[string]any{"name": "prometheus-k8s", "namespace": "monitoring"}}},
+	}}).Objects)
+	var reader rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-metrics-reader", &reader)
+	assert.Equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules)
+	var binding rbacv1.ClusterRoleBinding
+	decode(t, objs, "ClusterRoleBinding/policyattachment-metrics-reader", &binding)
+	assert.Equal(t, "policyattachment-metrics-reader", binding.RoleRef.Name)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}, binding.Subjects)
+	assert.NotContains(t, objs, "ServiceMonitor/policyattachment-webhook")
+
+	verify := map[string]any{"serverName": "policyattachment-webhook." + ns + ".svc",
+		"ca": map[string]any{"secret": map[string]any{"name": "policyattachment-webhook-tls", "key": "ca.crt"}}}
+	objs = index(t, helmRender(t, ns, map[string]any{"metrics": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true, "interval": "1m", "tlsConfig": verify},
+	}}).Objects)
+	assert.Contains(t, objs, "ClusterRole/policyattachment-metrics-reader", "rendered with the ServiceMonitor")
+	assert.NotContains(t, objs, "ClusterRoleBinding/policyattachment-metrics-reader", "nothing bound unless listed")
+	var monitor unstructured.Unstructured
+	decode(t, objs, "ServiceMonitor/policyattachment-webhook", &monitor.Object)
+	assert.Equal(t, ns, monitor.GetNamespace())
+	endpoints, _, _ := unstructured.NestedSlice(monitor.Object, "spec", "endpoints")
+	require.Len(t, endpoints, 1)
+	endpoint := endpoints[0].(map[string]any)
+	assert.Equal(t, "1m", endpoint["interval"])
+	assert.Equal(t, "https", endpoint["scheme"])
+	assert.Equal(t, verify, endpoint["tlsConfig"])
+}

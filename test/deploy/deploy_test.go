@@ -142,7 +142,9 @@ func TestBase(t *testing.T) {
 	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
 	assert.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
 	assert.Equal(t, []corev1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
-	// Probes and metrics on ports of their own, plain HTTP, named in the container.
+	// Probes and metrics on ports of their own, named in the container: the probes plain HTTP
+	// (the kubelet's), the metrics HTTPS for callers the API server vouches for (no
+	// --metrics-secure=false, which would serve them to anyone).
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	assert.Equal(t, corev1.URISchemeHTTP, c.ReadinessProbe.HTTPGet.Scheme)
 	assert.Equal(t, "probes", c.ReadinessProbe.HTTPGet.Port.String())
@@ -152,8 +154,12 @@ func TestBase(t *testing.T) {
 	for _, p := range c.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	assert.Equal(t, map[string]int32{"https": 9443, "metrics": 8080, "probes": 8081}, ports)
-	assert.Subset(t, c.Args, []string{"--port=9443", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"})
+	assert.Equal(t, map[string]int32{"https": 9443, "metrics": 8443, "probes": 8081}, ports)
+	assert.Subset(t, c.Args, []string{"--port=9443", "--metrics-bind-address=:8443", "--health-probe-bind-address=:8081"})
+	for _, arg := range c.Args {
+		assert.False(t, strings.HasPrefix(arg, "--metrics-secure"), "metrics are served with authentication: %s", arg)
+		assert.False(t, strings.HasPrefix(arg, "--metrics-namespace-label"), "metrics carry no names: %s", arg)
+	}
 	var svc corev1.Service
 	decode(t, objs, "Service/policyattachment-webhook", &svc)
 	require.Len(t, svc.Spec.Ports, 2)
@@ -168,6 +174,18 @@ func TestBase(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"POD_NAMESPACE": "metadata.namespace", "POD_NAME": "metadata.name"}, env,
 		"claims in the pod's namespace, named by the pod; no GOMEMLIMIT: webhook serve derives a soft limit with headroom from the container's memory limit")
+	// The metrics port has the API server review each caller's token and permission: the
+	// webhook may ask, and nothing more.
+	var metricsAuth rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-webhook-metrics-auth", &metricsAuth)
+	assert.Equal(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	}, metricsAuth.Rules)
+	var metricsAuthBinding rbacv1.ClusterRoleBinding
+	decode(t, objs, "ClusterRoleBinding/policyattachment-webhook-metrics-auth", &metricsAuthBinding)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "policyattachment-webhook", Namespace: namespace}}, metricsAuthBinding.Subjects)
+	assert.Equal(t, "policyattachment-webhook-metrics-auth", metricsAuthBinding.RoleRef.Name)
 	var claimsRole rbacv1.Role
 	decode(t, objs, "Role/policyattachment-webhook-claims", &claimsRole)
 	assert.Equal(t, namespace, claimsRole.Namespace)

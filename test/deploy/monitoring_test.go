@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -25,7 +26,9 @@ import (
 // TestMonitoringComponent: the alerts parse with Prometheus' own rule parser, each carries a
 // runbook_url to a row of the README's Alerts table, and every metric the alerts and the
 // dashboard query is one the webhook exports (a renamed metric fails here); the
-// ServiceMonitor scrapes the Service's metrics port.
+// ServiceMonitor scrapes the Service's metrics port over HTTPS with Prometheus' token, and
+// the ClusterRole it needs is shipped; no alert or panel groups by the namespace label, which
+// is empty unless --metrics-namespace-label.
 func TestMonitoringComponent(t *testing.T) {
 	objs := renderPath(t, filepath.Join("testdata", "with-monitoring"))
 	exported := admission.MetricNames()
@@ -39,6 +42,15 @@ func TestMonitoringComponent(t *testing.T) {
 			if vs, ok := node.(*parser.VectorSelector); ok {
 				name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(vs.Name, "_bucket"), "_sum"), "_count")
 				assert.True(t, name == "up" || slices.Contains(exported, name), "%s queries %s, which the webhook does not export", expr, vs.Name)
+				// The reviews counter's own namespace label (exported_namespace once Prometheus
+				// adds the target's) is empty unless --metrics-namespace-label.
+				for _, m := range vs.LabelMatchers {
+					assert.False(t, vs.Name == "policyattachment_reviews_total" && (m.Name == "namespace" || m.Name == "exported_namespace"),
+						"%s selects by the reviewed namespace, which is empty by default", expr)
+				}
+			}
+			if agg, ok := node.(*parser.AggregateExpr); ok {
+				assert.NotContains(t, agg.Grouping, "exported_namespace", "%s groups by the reviewed namespace, which is empty by default", expr)
 			}
 			return nil
 		})
@@ -71,7 +83,15 @@ func TestMonitoringComponent(t *testing.T) {
 	decode(t, objs, "ServiceMonitor/policyattachment-webhook", &monitor.Object)
 	endpoints, _, _ := unstructured.NestedSlice(monitor.Object, "spec", "endpoints")
 	require.Len(t, endpoints, 1)
-	assert.Equal(t, "metrics", endpoints[0].(map[string]any)["port"])
+	endpoint := endpoints[0].(map[string]any)
+	assert.Equal(t, "metrics", endpoint["port"])
+	assert.Equal(t, "/metrics", endpoint["path"])
+	assert.Equal(t, "https", endpoint["scheme"], "the metrics port serves HTTPS only")
+	assert.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", endpoint["bearerTokenFile"],
+		"Prometheus presents its ServiceAccount's token, which the webhook has the API server review")
+	var reader rbacv1.ClusterRole
+	decode(t, objs, "ClusterRole/policyattachment-metrics-reader", &reader)
+	assert.Equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules)
 	var svc corev1.Service
 	decode(t, objs, "Service/policyattachment-webhook", &svc)
 	selector, _, _ := unstructured.NestedStringMap(monitor.Object, "spec", "selector", "matchLabels")

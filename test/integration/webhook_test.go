@@ -143,20 +143,28 @@ func TestEndpoints(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
 		assert.Equal(t, want, string(body), path)
+		assert.Equal(t, "HTTP/1.1", resp.Proto, "HTTP/2 is off by default")
 	}
+	// The review port serves no metrics: they have a port of their own, behind the API
+	// server's authentication (TestMetricsNeedATokenThatMayReadThem).
 	resp, err := c.Get(baseURL + admission.PathMetrics)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Regexp(t, `policyattachment_reviews_total\{dry_run="false",group="policies.controller.io",kind="ColorPolicy",namespace="[a-z0-9-]+",operation="CREATE",reason="InvalidTargetRef",verdict="denied",webhook="validate"\} [1-9]`, string(body))
-	assert.Contains(t, string(body), "policyattachment_review_duration_seconds_bucket")
-	assert.Equal(t, "HTTP/1.1", resp.Proto, "HTTP/2 is off by default")
-	// The first periodic audit runs once the caches have synced.
-	assert.Regexp(t, `(?m)^policyattachment_audit_last_run_timestamp_seconds [1-9]`, string(body))
-	assert.Regexp(t, `(?m)^policyattachment_audit_policies \d+`, string(body))
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.NotContains(t, string(body), "policyattachment_")
 
-	// The ports of their own: plain HTTP, what the Deployment's probes and the Service's
-	// metrics port reach.
+	metrics, err := cluster.ScrapeMetrics()
+	require.NoError(t, err)
+	// The reviewed namespace is left out (no --metrics-namespace-label): metrics carry no names.
+	assert.Regexp(t, `policyattachment_reviews_total\{dry_run="false",group="policies.controller.io",kind="ColorPolicy",namespace="",operation="CREATE",reason="InvalidTargetRef",verdict="denied",webhook="validate"\} [1-9]`, metrics)
+	assert.NotRegexp(t, `policyattachment_reviews_total\{[^}]*namespace="[^"]`, metrics)
+	assert.Contains(t, metrics, "policyattachment_review_duration_seconds_bucket")
+	// The first periodic audit runs once the caches have synced.
+	assert.Regexp(t, `(?m)^policyattachment_audit_last_run_timestamp_seconds [1-9]`, metrics)
+	assert.Regexp(t, `(?m)^policyattachment_audit_policies \d+`, metrics)
+
+	// The probes' port of their own: plain HTTP, what the Deployment's probes reach.
 	for url, want := range map[string]string{cluster.ProbeURL + admission.PathHealthz: "ok", cluster.ProbeURL + admission.PathReadyz: "ok"} {
 		resp, err := http.Get(url)
 		require.NoError(t, err)
@@ -165,11 +173,6 @@ func TestEndpoints(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode, url)
 		assert.Equal(t, want, string(body), url)
 	}
-	resp, err = http.Get(cluster.MetricsURL)
-	require.NoError(t, err)
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Regexp(t, `(?m)^policyattachment_audit_policies \d+`, string(body))
 }
 
 // TestImpactAnnotationLands checks the mutating webhook's annotations on the stored object.
