@@ -11,6 +11,7 @@ import (
 
 	automemlimit "github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,15 +19,18 @@ import (
 	"github.com/policyattachment/webhook/internal/memlimit"
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
 )
 
 type serveFlags struct {
 	host, certDir, configFile, kubeconfig, tlsMin, snapshotFrom string
 	profilingAddress, metricsAddress, probeAddress              string
-	claimNamespace                                              string
+	claimNamespace, reviewMemory, clientCAFile                  string
+	clientNames                                                 []string
 	port                                                        int
 	http2, liveReads, metricsSecure, metricsNamespaceLabel      bool
-	auditInterval, reviewTimeout, shutdownDelay                 time.Duration
+	auditInterval, reviewTimeout, shutdownDelay, bodyTimeout    time.Duration
+	confirmWindow                                               time.Duration
 	log                                                         logFlags
 }
 
@@ -68,6 +72,11 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	fs.StringVar(&f.profilingAddress, "profiling-address", "", "serve Go's pprof profiles over plain HTTP on this address (for example 127.0.0.1:6060); off when empty, and never expose it beyond the pod")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.claimNamespace, "claim-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the Leases that serialize reviews of policies that could conflict across replicas (default: $POD_NAMESPACE, which the Deployment sets); empty turns claims off, which is safe with one replica only")
+	fs.DurationVar(&f.bodyTimeout, "review-body-timeout", admission.DefaultBodyTimeout, "how long a review's body may take to arrive once its headers have; one that stalls or trickles is refused and its connection closed (the API server sends a body at once)")
+	fs.StringVar(&f.reviewMemory, "review-memory", "", "memory the reviews in flight may hold between them (a quantity: 96Mi), charged at 16 times each body's size as it is read; past it a review is refused at once, and the last eighth is kept for bodies up to 64 KiB (every real policy's); default: a quarter of the memory limit (GOMEMLIMIT), or 128Mi without one")
+	fs.DurationVar(&f.confirmWindow, "confirm-window", clusterstate.DefaultConfirmWindow, "how long a policy this replica admitted may go without its watch event before the API server is asked whether it stored it; one it did not store (a review that never came through it) is forgotten and its claims given back, so it cannot refuse or delay others' writes past this window (raise it only if other webhooks make the API server store policies later than that)")
+	fs.StringVar(&f.clientCAFile, "client-ca-file", "", "PEM bundle of the CA that signs the API server's client certificate (its AdmissionConfiguration's kubeconfig for this webhook): when set, the HTTPS port answers only callers presenting a certificate it signed, so a review forged straight to a pod is refused at the handshake; read at start")
+	fs.StringSliceVar(&f.clientNames, "client-cert-name", nil, "with --client-ca-file, the names (common name or DNS name) a caller's certificate must carry, one of them; empty: any certificate the CA signed")
 	f.log.register(fs)
 	return cmd
 }
@@ -116,6 +125,32 @@ func runServe(f serveFlags, s streams) int {
 	if !f.metricsSecure && f.metricsAddress != "" && f.metricsAddress != "0" {
 		log.Info("serving /metrics over plain HTTP to whoever reaches the port (--metrics-secure=false)", "address", f.metricsAddress)
 	}
+	limits := admission.Limits{BodyTimeout: f.bodyTimeout, Memory: admission.DefaultMemoryBudget()}
+	if f.confirmWindow <= 0 {
+		fmt.Fprintf(stderr, "%s: --confirm-window must be positive, not %s\n", progName("serve"), f.confirmWindow)
+		return exitBadInput
+	}
+	if f.bodyTimeout <= 0 {
+		fmt.Fprintf(stderr, "%s: --review-body-timeout must be positive, not %s\n", progName("serve"), f.bodyTimeout)
+		return exitBadInput
+	}
+	if f.reviewMemory != "" {
+		q, err := resource.ParseQuantity(f.reviewMemory)
+		if err != nil || q.Value() < 1<<20 {
+			fmt.Fprintf(stderr, "%s: --review-memory must be a quantity of at least 1Mi (for example 96Mi), not %q\n", progName("serve"), f.reviewMemory)
+			return exitBadInput
+		}
+		limits.Memory = admission.NewMemoryBudget(q.Value())
+	}
+	log.Info("review bounds", "bodyTimeout", f.bodyTimeout.String(), "memoryBytes", limits.Memory.Limit())
+	clientAuth, err := admission.LoadClientAuth(f.clientCAFile, f.clientNames)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
+		return exitBadInput
+	}
+	if clientAuth == nil {
+		log.Info("the HTTPS port answers any caller (no --client-ca-file): a review forged straight to a pod is judged like the API server's; see README, Security")
+	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {
 			fmt.Fprintf(stderr, "%s: --profiling-address: %v\n", progName("serve"), err)
@@ -129,6 +164,7 @@ func runServe(f serveFlags, s streams) int {
 			Table: conf.table, Config: conf.settings, Log: log, ReviewTimeout: reviewTimeout,
 			MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress, OnSynced: synced,
 			InsecureMetrics: !f.metricsSecure, MetricsNamespaceLabel: f.metricsNamespaceLabel,
+			Limits: limits, ClientAuth: clientAuth,
 		}, stderr)
 	}
 	cfg, err := restConfig(kubeconfig)
@@ -142,6 +178,7 @@ func runServe(f serveFlags, s streams) int {
 		ReviewTimeout: reviewTimeout, MetricsAddress: f.metricsAddress, ProbeAddress: f.probeAddress,
 		InsecureMetrics: !f.metricsSecure, MetricsNamespaceLabel: f.metricsNamespaceLabel,
 		ClaimNamespace: f.claimNamespace, Replica: replicaName(), OnSynced: synced,
+		Limits: limits, ClientAuth: clientAuth, ConfirmWindow: f.confirmWindow,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)

@@ -55,6 +55,8 @@ type Cluster struct {
 	// AuditInterval is the webhook's periodic audit (the first runs once it is ready);
 	// 5 minutes when zero, as `webhook serve` defaults to.
 	AuditInterval time.Duration
+	// ClientAuth is what the webhook asks of its callers (StartAuthenticated sets it).
+	ClientAuth *admission.ClientAuth
 	// ClaimNamespace turns claims across replicas on (`webhook serve --claim-namespace`);
 	// StartWebhook creates the namespace.
 	ClaimNamespace string
@@ -75,7 +77,10 @@ type Cluster struct {
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS, installs the CRDs found
 // under crdDirs (plus the Gateway API experimental CRDs) and the webhook configurations,
 // and writes serving certificates from a fresh CA.
-func Start(crdDirs ...string) (*Cluster, error) {
+func Start(crdDirs ...string) (*Cluster, error) { return start(crdDirs, nil) }
+
+// start is Start, with configure (when given) changing the environment before it starts.
+func start(crdDirs []string, configure func(*envtest.Environment)) (*Cluster, error) {
 	v, m, err := deployedWebhooks()
 	if err != nil {
 		return nil, err
@@ -87,6 +92,9 @@ func Start(crdDirs ...string) (*Cluster, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if configure != nil {
+		configure(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -176,7 +184,8 @@ func (c *Cluster) StartReplica(ctx context.Context, table *kinds.KindTable, log 
 func (c *Cluster) serverOptions(port int, table *kinds.KindTable, log logr.Logger, replica, metrics, probes string) admission.Options {
 	return admission.Options{Host: c.host, Port: port, CertDir: c.certDir, Table: table, Log: log,
 		NoLiveReads: c.NoLiveReads, AuditInterval: cmp.Or(c.AuditInterval, 5*time.Minute),
-		MetricsAddress: metrics, ProbeAddress: probes, ClaimNamespace: c.ClaimNamespace, Replica: replica}
+		MetricsAddress: metrics, ProbeAddress: probes, ClaimNamespace: c.ClaimNamespace, Replica: replica,
+		ClientAuth: c.ClientAuth}
 }
 
 // createClaimNamespace creates the namespace claims live in, when claims are on.

@@ -15,7 +15,8 @@ import (
 func MetricNames() []string {
 	names := clusterstate.MetricNames()
 	for _, c := range []prometheus.Collector{reviewsTotal, buildInfo, reviewSeconds, reviewsInFlight, relaxedTotal,
-		auditFindings, auditPolicies, auditDuration, auditLastRun, reviewTimeouts, handlerPanics, reservationsExpired} {
+		auditFindings, auditPolicies, auditDuration, auditLastRun, reviewTimeouts, handlerPanics, reservationsExpired,
+		reviewMemoryInFlight, reviewsRefused} {
 		names = append(names, clusterstate.DescribedNames(c)...)
 	}
 	for _, c := range claims.Collectors() {

@@ -50,6 +50,12 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if p.Namespace == "" && row.Scope == kinds.Namespaced {
 		p.Namespace = req.Namespace
 	}
+	if p.TooManyTargetRefs() {
+		// The validating webhook denies it (the CRD's maxItems usually refuses it first, but
+		// mutation runs before the schema is checked); predicting the impact of every one of
+		// its targets would cost memory in proportion to what a tenant chose to send.
+		return admission.Allowed("")
+	}
 	im, summary := m.Store.Predict(p)
 	value, err := json.Marshal(im)
 	if err != nil {

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -54,6 +55,9 @@ type Options struct {
 	NoLiveReads bool
 	// ReviewTimeout is the per-review deadline (DefaultReviewTimeout when zero).
 	ReviewTimeout time.Duration
+	// ConfirmWindow is how long an admitted policy may go without its watch event before the
+	// API server is asked whether it stored it (clusterstate.DefaultConfirmWindow when zero).
+	ConfirmWindow time.Duration
 	// AuditInterval is how often the stored policies are audited (0: never).
 	AuditInterval time.Duration
 	// MetricsAddress serves /metrics (controller-runtime's metrics server): over HTTPS, to
@@ -76,6 +80,11 @@ type Options struct {
 	// Config holds the config file's enforcement modes and message settings (nil: defaults).
 	Config *rules.Config
 	Log    logr.Logger
+	// ClientAuth, when set, answers on the HTTPS port only the callers it authenticates
+	// (the API server's client certificate).
+	ClientAuth *ClientAuth
+	// Limits bound what each review door reads (body time, memory in flight).
+	Limits Limits
 	// OnSynced, when set, is called once every kind has been listed, before the first
 	// lists' garbage is returned to the OS (`webhook serve` raises the collector's target
 	// there).
@@ -88,6 +97,8 @@ type Server struct {
 	store *clusterstate.Store
 	feeds *clusterstate.Feeds
 	mgr   manager.Manager
+	// lookup reads one policy from the API server, to confirm what reviews admitted.
+	lookup clusterstate.Lookup
 }
 
 // NewServer builds the manager, the HTTPS server, the store and its feeds.
@@ -128,13 +139,14 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, store: store, mgr: mgr, feeds: clusterstate.NewFeeds(store, mgr, dyn, raw, opts.Table, opts.Log)}
 	v := &Validator{Store: store, Timeout: opts.ReviewTimeout}
+	live, err := client.New(unlimited, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("creating the client live reads go through: %w", err)
+	}
 	if !opts.NoLiveReads {
-		live, err := client.New(unlimited, client.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("creating the client live reads go through: %w", err)
-		}
 		v.Live = live
 	}
+	s.lookup = clusterstate.LookupFrom(live, mgr.GetRESTMapper())
 	if opts.ClaimNamespace != "" {
 		leases, err := coordinationclient.NewForConfig(unlimited)
 		if err != nil {
@@ -152,7 +164,7 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 		}
 	}
 	// GetWebhookServer (not the local variable) is what adds the server to the manager.
-	register(mgr.GetWebhookServer(), store, v, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
+	register(mgr.GetWebhookServer(), store, v, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()}, opts.Limits)
 	return s, nil
 }
 
@@ -169,21 +181,25 @@ func newHooks(opts *Options) webhook.Server {
 	if opts.TLSMinVersion == 0 {
 		opts.TLSMinVersion = tls.VersionTLS13
 	}
-	minVersion, http2 := opts.TLSMinVersion, opts.EnableHTTP2
+	minVersion, http2, clients := opts.TLSMinVersion, opts.EnableHTTP2, opts.ClientAuth
 	return webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
 			c.MinVersion = minVersion
 			if !http2 {
 				c.NextProtos = []string{"http/1.1"}
 			}
+			if clients != nil {
+				clients.configure(c)
+			}
 		}}})
 }
 
 // register serves the reviews and the probes on hooks (the metrics have a port of their own).
-func register(hooks webhook.Server, store *clusterstate.Store, v *Validator, guard *NamespaceGuard) {
-	hooks.Register(PathValidate, closeWhenDraining(store, reviewHandler("validate", v)))
-	hooks.Register(PathNamespaces, closeWhenDraining(store, reviewHandler("namespaces", guard)))
-	hooks.Register(PathMutate, closeWhenDraining(store, reviewHandler("mutate", &Mutator{Store: store})))
+// The three review doors share one memory budget: it bounds the process, not a path.
+func register(hooks webhook.Server, store *clusterstate.Store, v *Validator, guard *NamespaceGuard, limits Limits) {
+	hooks.Register(PathValidate, closeWhenDraining(store, boundedReviewHandler("validate", v, limits)))
+	hooks.Register(PathNamespaces, closeWhenDraining(store, boundedReviewHandler("namespaces", guard, limits)))
+	hooks.Register(PathMutate, closeWhenDraining(store, boundedReviewHandler("mutate", &Mutator{Store: store}, limits)))
 	hooks.Register(PathHealthz, healthz())
 	hooks.Register(PathReadyz, readyz(store))
 }
@@ -256,6 +272,9 @@ func (s *Server) maintain(ctx context.Context) error {
 	s.opts.Log.Info("synced; ready", "waited", time.Since(waitStart).String())
 	tick := time.NewTicker(clusterstate.ReservationTTL / 3)
 	defer tick.Stop()
+	window := cmp.Or(s.opts.ConfirmWindow, clusterstate.DefaultConfirmWindow)
+	confirm := time.NewTicker(window / 4)
+	defer confirm.Stop()
 	var audits <-chan time.Time
 	if s.opts.AuditInterval > 0 {
 		s.audit()
@@ -267,6 +286,8 @@ func (s *Server) maintain(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-confirm.C:
+			s.store.ConfirmReservations(ctx, window, s.lookup)
 		case <-tick.C:
 			reservationsExpired.Add(float64(s.store.ExpireReservations()))
 		case <-audits:

@@ -29,7 +29,7 @@ func NewStaticServer(snap *index.Snapshot, opts Options) *StaticServer {
 	store.UseConfig(opts.Config)
 	store.SetReady()
 	namespaceLabel.Store(opts.MetricsNamespaceLabel)
-	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout}, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()})
+	register(hooks, store, &Validator{Store: store, Timeout: opts.ReviewTimeout}, &NamespaceGuard{Allowed: opts.Config.SkipLabelOrNone()}, opts.Limits)
 	return &StaticServer{hooks: hooks, store: store, opts: opts}
 }
 

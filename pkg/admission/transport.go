@@ -9,10 +9,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,12 +45,21 @@ var supportedReviewVersions = map[string]bool{"admission.k8s.io/v1": true, "admi
 // version. controller-runtime's generic admission.Webhook decoded every body twice (once to
 // sniff the type) and built a logger per request: a third of the CPU of a review.
 func reviewHandler(name string, h admission.Handler) http.Handler {
-	return &reviewDoor{name: name, handler: instrument(name, h)}
+	return boundedReviewHandler(name, h, Limits{})
+}
+
+// boundedReviewHandler is reviewHandler within limits.
+func boundedReviewHandler(name string, h admission.Handler, limits Limits) http.Handler {
+	if limits.BodyTimeout <= 0 {
+		limits.BodyTimeout = DefaultBodyTimeout
+	}
+	return &reviewDoor{name: name, handler: instrument(name, h), limits: limits}
 }
 
 type reviewDoor struct {
 	name    string
 	handler admission.Handler
+	limits  Limits
 }
 
 // admissionReview is the wire form of an AdmissionReview, v1 or v1beta1.
@@ -190,12 +201,36 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeReviewError(w, "", http.StatusBadRequest, "request body is empty")
 		return
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(r.Body, MaxReviewBytes+1)); err != nil {
+	if r.ContentLength > MaxReviewBytes {
+		d.refuse(w, "size", http.StatusRequestEntityTooLarge, fmt.Sprintf("request entity is too large; limit is %d bytes", MaxReviewBytes))
+		return
+	}
+	body := &chargedReader{r: io.LimitReader(r.Body, MaxReviewBytes+1), budget: d.limits.Memory}
+	defer body.release() // once the review is answered, nothing of the body is held
+	arrived := time.Now()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(arrived.Add(d.limits.BodyTimeout)) // not supported by a ResponseRecorder: tests without a connection
+	_, err := buf.ReadFrom(body)
+	if err != nil {
+		// The server reads what is left of a body before it closes the connection; a body
+		// refused unread is not waited for.
+		_ = rc.SetReadDeadline(time.Now())
+	} else {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	switch {
+	case errors.Is(err, errOverBudget):
+		d.refuse(w, "memory", http.StatusTooManyRequests, overBudgetMessage(d.limits.Memory))
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		d.refuse(w, "body_timeout", http.StatusRequestTimeout, fmt.Sprintf("the review's body did not arrive within %s (--review-body-timeout); the API server sends it at once", d.limits.BodyTimeout))
+		return
+	case err != nil:
 		writeReviewError(w, "", http.StatusBadRequest, fmt.Sprintf("reading the review: %v", err))
 		return
 	}
 	if buf.Len() > MaxReviewBytes {
-		writeReviewError(w, "", http.StatusRequestEntityTooLarge, fmt.Sprintf("request entity is too large; limit is %d bytes", MaxReviewBytes))
+		d.refuse(w, "size", http.StatusRequestEntityTooLarge, fmt.Sprintf("request entity is too large; limit is %d bytes", MaxReviewBytes))
 		return
 	}
 	if buf.Len() == 0 {
@@ -223,6 +258,15 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := d.handle(ctx, req)
 	writeReview(w, admissionReview{APIVersion: in.APIVersion, Kind: "AdmissionReview", Response: &resp.AdmissionResponse})
+}
+
+// refuse answers a review refused at one of the door's bounds, unread (or not read to its
+// end), and closes the connection: what is left of the body is never read, so the
+// connection cannot carry another review.
+func (d *reviewDoor) refuse(w http.ResponseWriter, bound string, code int32, message string) {
+	reviewsRefused.WithLabelValues(d.name, bound).Inc()
+	w.Header().Set("Connection", "close")
+	writeReviewError(w, "", code, message)
 }
 
 // reviewDecoding is how review bodies are read (encoding/json/v2's semantics, from its mirror
