@@ -287,6 +287,21 @@ func (c *Claimer) release(held []*coordinationv1.Lease, owner string, admitted b
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	for _, l := range held {
+		if !admitted && len(admittedOn(l)) == 0 {
+			// Nothing was ever admitted under it: a released claim would tell the next review
+			// nothing, so it is deleted (a review that never came through the API server
+			// leaves no Lease behind).
+			uid, version := l.UID, l.ResourceVersion
+			err := c.Leases.Delete(ctx, l.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}})
+			switch {
+			case err == nil:
+				claimsReleased.Inc()
+			case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			default:
+				claimReleaseErrors.Inc()
+			}
+			continue
+		}
 		released := l.DeepCopy()
 		now := metav1.NewMicroTime(c.clock())
 		released.Spec.HolderIdentity = nil

@@ -21,16 +21,24 @@ var (
 		Name: "policyattachment_reviews_judged_again_total",
 		Help: "Allowed reviews judged a second time before their reservation, because the store changed while they were judged.",
 	})
+	reservationsUnconfirmed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_reservations_unconfirmed_total",
+		Help: "Admitted policies the API server had not stored within the confirmation window (a review that did not come through it, or a write another webhook refused), dropped with their claims.",
+	})
+	confirmErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "policyattachment_confirm_errors_total",
+		Help: "Failed reads of the API server asking whether an admitted policy was stored; it is asked again in the next round.",
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(liveReadErrors, liveReadDropped, judgesAgain)
+	metrics.Registry.MustRegister(liveReadErrors, liveReadDropped, judgesAgain, reservationsUnconfirmed, confirmErrors)
 }
 
 // MetricNames lists the store's metric families.
 func MetricNames() []string {
 	var names []string
-	for _, c := range []prometheus.Collector{liveReadErrors, liveReadDropped, judgesAgain} {
+	for _, c := range []prometheus.Collector{liveReadErrors, liveReadDropped, judgesAgain, reservationsUnconfirmed, confirmErrors} {
 		names = append(names, DescribedNames(c)...)
 	}
 	return names

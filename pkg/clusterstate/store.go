@@ -158,6 +158,11 @@ func (s *Store) evaluate(req rules.Request) rules.Verdict {
 func (s *Store) Upsert(gk schema.GroupKind, obj map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.upsert(gk, obj)
+}
+
+// upsert is Upsert; the caller holds s.mu.
+func (s *Store) upsert(gk schema.GroupKind, obj map[string]any) {
 	s.generation++
 	if row, ok := s.table.Lookup(gk); ok {
 		p := policy.NewPolicy(row, obj)

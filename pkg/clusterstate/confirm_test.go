@@ -1,0 +1,86 @@
+package clusterstate
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/policyattachment/webhook/pkg/index"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/policy"
+)
+
+// lookupOf answers as an API server that stores the given objects (namespace/name → JSON);
+// asked records each question.
+func lookupOf(t *testing.T, stored map[string]string, asked *[]string) Lookup {
+	return func(_ context.Context, _ schema.GroupKind, namespace, name string) (map[string]any, bool, error) {
+		*asked = append(*asked, namespace+"/"+name)
+		doc, ok := stored[namespace+"/"+name]
+		if !ok {
+			return nil, false, nil
+		}
+		return decodeJSON(t, doc), true, nil
+	}
+}
+
+// A review the API server never stored (forged straight to the pod) reserves its policy and
+// holds its claims for the confirmation window only: then the API server is asked, the
+// reservation dropped and the claims given back as not admitted, and the next policy at
+// the target is admitted.
+func TestConfirmDropsWhatTheAPIServerNeverStored(t *testing.T) {
+	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	clock := time.Unix(0, 0)
+	store.now = func() time.Time { return clock }
+	require.True(t, judge(t, store, btls("ghost"), false).Allowed())
+	released := make(chan bool, 1)
+	row, _ := store.Row(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"})
+	store.Hold(policy.NewPolicy(row, decodeJSON(t, btls("ghost"))), func(admitted bool) { released <- admitted })
+	var asked []string
+	lookup := lookupOf(t, nil, &asked)
+
+	clock = clock.Add(DefaultConfirmWindow / 2)
+	assert.Equal(t, 0, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookup))
+	assert.Empty(t, asked, "inside the window the API server is not asked")
+	assert.False(t, judge(t, store, btls("real"), false).Allowed(), "inside the window the reservation holds")
+
+	clock = clock.Add(DefaultConfirmWindow)
+	assert.Equal(t, 1, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookup))
+	assert.Equal(t, []string{"app/ghost"}, asked)
+	assert.False(t, <-released, "its claims are given back as not admitted")
+	assert.True(t, judge(t, store, btls("real"), false).Allowed(), "the target is free again")
+}
+
+// A policy the API server did store, whose watch event is late, takes the stored object's
+// place and its claims are released as admitted; one the API server could not be asked
+// about stays reserved and is asked again.
+func TestConfirmKeepsWhatTheAPIServerStored(t *testing.T) {
+	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	clock := time.Unix(0, 0)
+	store.now = func() time.Time { return clock }
+	require.True(t, judge(t, store, btls("one"), false).Allowed())
+	released := make(chan bool, 1)
+	row, _ := store.Row(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"})
+	store.Hold(policy.NewPolicy(row, decodeJSON(t, btls("one"))), func(admitted bool) { released <- admitted })
+	clock = clock.Add(2 * DefaultConfirmWindow)
+
+	failing := func(context.Context, schema.GroupKind, string, string) (map[string]any, bool, error) {
+		return nil, false, errors.New("the API server did not answer")
+	}
+	assert.Equal(t, 0, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, failing))
+	assert.False(t, judge(t, store, btls("two"), false).Allowed(), "not dropped on a failed read")
+
+	var asked []string
+	assert.Equal(t, 0, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookupOf(t, map[string]string{"app/one": btls("one")}, &asked)))
+	assert.Equal(t, []string{"app/one"}, asked)
+	assert.True(t, <-released, "released as admitted: the next review at its keys reads it")
+	asked = nil
+	clock = clock.Add(2 * DefaultConfirmWindow)
+	assert.Equal(t, 0, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookupOf(t, nil, &asked)))
+	assert.Empty(t, asked, "confirmed: never asked again")
+	assert.False(t, judge(t, store, btls("three"), false).Allowed(), "it stays")
+}
