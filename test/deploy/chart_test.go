@@ -147,6 +147,12 @@ func TestChartRendersWhatKustomizeDoes(t *testing.T) {
 		name:          "reports",
 		kustomization: filepath.Join("testdata", "with-reports"),
 		values:        map[string]any{"namespace": map[string]any{"create": true}, "reports": map[string]any{"enabled": true}},
+	}, {
+		name:          "network policy",
+		kustomization: filepath.Join("testdata", "with-network-policy"),
+		values: map[string]any{"namespace": map[string]any{"create": true}, "networkPolicy": map[string]any{
+			"enabled": true, "apiServerCIDRs": []any{"10.0.0.10/32"},
+		}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			fromKustomize, err := deployrender.Kustomize(tc.kustomization)
@@ -361,4 +367,45 @@ func TestChartMetricsValues(t *testing.T) {
 	assert.Equal(t, "1m", endpoint["interval"])
 	assert.Equal(t, "https", endpoint["scheme"])
 	assert.Equal(t, verify, endpoint["tlsConfig"])
+}
+
+// TestNetworkPolicy: the shipped NetworkPolicy admits the review port from the API server's
+// addresses only, the metrics port from the monitoring namespace, the probes port from
+// anyone; the chart refuses to render it without the API server's addresses, which the
+// cluster alone knows (the validating webhook fails closed: a policy that admits nobody to
+// the review port would refuse every policy write).
+func TestNetworkPolicy(t *testing.T) {
+	rendered := helmRender(t, "platform", map[string]any{"networkPolicy": map[string]any{
+		"enabled": true, "apiServerCIDRs": []any{"10.0.0.10/32", "10.0.0.11/32"}, "monitoringNamespace": "observability",
+	}})
+	var ingress []any
+	for _, o := range rendered.Objects {
+		if o.GetKind() == "NetworkPolicy" {
+			assert.Equal(t, "platform", o.GetNamespace())
+			ingress, _, _ = unstructured.NestedSlice(o.Object, "spec", "ingress")
+		}
+	}
+	assert.Equal(t, []any{
+		map[string]any{"from": []any{
+			map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.10/32"}},
+			map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.11/32"}},
+		}, "ports": []any{map[string]any{"port": "https", "protocol": "TCP"}}},
+		map[string]any{"from": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "observability"}}}},
+			"ports": []any{map[string]any{"port": "metrics", "protocol": "TCP"}}},
+		map[string]any{"ports": []any{map[string]any{"port": "probes", "protocol": "TCP"}}},
+	}, ingress)
+
+	off := helmRender(t, "platform", nil)
+	for _, o := range off.Objects {
+		assert.NotEqual(t, "NetworkPolicy", o.GetKind(), "off by default")
+	}
+	_, err := deployrender.Helm(chartDir, "policyattachment", "platform", map[string]any{"networkPolicy": map[string]any{"enabled": true}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "networkPolicy.apiServerCIDRs is required with networkPolicy.enabled: the addresses the API server reaches pods from (on kubeadm and kind, the control-plane nodes' addresses: kubectl get endpoints kubernetes -n default); without them every policy write would be refused")
+
+	fromKustomize, err := deployrender.Kustomize(filepath.Join("..", "..", "deploy", "overlays", "cert-manager"))
+	require.NoError(t, err)
+	for _, o := range fromKustomize {
+		assert.NotEqual(t, "NetworkPolicy", o.GetKind(), "not in the overlays: a component of its own")
+	}
 }
