@@ -113,19 +113,20 @@ func TestStalledAndTricklingBodiesAreRefusedAndClosed(t *testing.T) {
 }
 
 func TestMemoryBudgetRefusesAtOnceAndKeepsRoomForSmallReviews(t *testing.T) {
-	// 4 MiB decoded: 256 KiB of body in flight, the last 32 KiB of it (an eighth) only for
-	// bodies up to 64 KiB.
+	// 4 MiB decoded: about 227 KiB of body in flight, the last eighth of it only for bodies
+	// up to 64 KiB.
 	budget := NewMemoryBudget(4 << 20)
 	handler := boundedReviewHandler("validate", &Validator{Store: readyStore(kinds.BuiltinKindTable(), index.New())},
 		Limits{BodyTimeout: 5 * time.Second, Memory: budget})
 	srv := httptest.NewServer(handler)
 	defer srv.Close()
-	big := hostileReview("admission.k8s.io/v1", colorObject(`{"color": "`+strings.Repeat("x", 200<<10)+`"}`))
+	big := hostileReview("admission.k8s.io/v1", colorObject(`{"color": "`+strings.Repeat("x", 150<<10)+`"}`))
 	small := hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "", "kind": "Service", "name": "b"}], "color": "red"}`))
 
-	// A large body in flight, stalled after 192 KiB: it holds 192 KiB of the budget.
-	held := rawPOST(t, srv, len(big), big[:192<<10])
-	require.Eventually(t, func() bool { return testutil.ToFloat64(reviewMemoryInFlight) >= float64(192<<10*DecodeFactor) },
+	// A large body in flight, stalled after 96 KiB: it holds 128 KiB of the budget (what it
+	// read, and the step it waits to read into).
+	held := rawPOST(t, srv, len(big), big[:96<<10])
+	require.Eventually(t, func() bool { return testutil.ToFloat64(reviewMemoryInFlight) == float64(128<<10*DecodeFactor) },
 		5*time.Second, 5*time.Millisecond)
 
 	// A second large body does not fit: refused at once, unread, and its connection closed.
@@ -144,7 +145,7 @@ func TestMemoryBudgetRefusesAtOnceAndKeepsRoomForSmallReviews(t *testing.T) {
 	assert.Equal(t, int32(http.StatusUnprocessableEntity), review.Response.Result.Code, "judged")
 
 	// Once the large body is answered, its charge is given back.
-	_, err := held.Write([]byte(big[192<<10:]))
+	_, err := held.Write([]byte(big[96<<10:]))
 	require.NoError(t, err)
 	_, review = readAnswer(t, held)
 	assert.Equal(t, int32(http.StatusUnprocessableEntity), review.Response.Result.Code, "judged: no targets")
