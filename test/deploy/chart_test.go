@@ -148,6 +148,12 @@ func TestChartRendersWhatKustomizeDoes(t *testing.T) {
 		kustomization: filepath.Join("testdata", "with-reports"),
 		values:        map[string]any{"namespace": map[string]any{"create": true}, "reports": map[string]any{"enabled": true}},
 	}, {
+		name:          "client auth",
+		kustomization: filepath.Join("testdata", "with-client-auth"),
+		values: map[string]any{"namespace": map[string]any{"create": true}, "clientAuth": map[string]any{
+			"enabled": true, "caBundle": "-----BEGIN CERTIFICATE-----\nnot a certificate: the render test compares objects only\n-----END CERTIFICATE-----\n",
+		}},
+	}, {
 		name:          "network policy",
 		kustomization: filepath.Join("testdata", "with-network-policy"),
 		values: map[string]any{"namespace": map[string]any{"create": true}, "networkPolicy": map[string]any{
@@ -408,4 +414,27 @@ func TestNetworkPolicy(t *testing.T) {
 	for _, o := range fromKustomize {
 		assert.NotEqual(t, "NetworkPolicy", o.GetKind(), "not in the overlays: a component of its own")
 	}
+}
+
+// TestClientAuthValues: clientAuth gives the container the CA and the names, from the chart's
+// ConfigMap or one of the operator's; without a CA the chart says what is missing.
+func TestClientAuthValues(t *testing.T) {
+	rendered := helmRender(t, "platform", map[string]any{"clientAuth": map[string]any{
+		"enabled": true, "existingConfigMap": "apiserver-ca", "certNames": []any{"kube-apiserver-webhook-client", "apiserver"},
+	}})
+	for _, o := range rendered.Objects {
+		assert.NotEqual(t, "policyattachment-apiserver-client-ca", o.GetName(), "the operator's ConfigMap is used, none is made")
+		if o.GetKind() != "Deployment" || o.GetName() != "policyattachment-webhook" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		assert.Subset(t, args, []string{"--client-ca-file=/etc/policyattachment-client-ca/ca.crt",
+			"--client-cert-name=kube-apiserver-webhook-client", "--client-cert-name=apiserver"})
+		volumes, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+		assert.Contains(t, volumes, map[string]any{"name": "apiserver-client-ca", "configMap": map[string]any{"name": "apiserver-ca"}})
+	}
+	_, err := deployrender.Helm(chartDir, "policyattachment", "platform", map[string]any{"clientAuth": map[string]any{"enabled": true}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "clientAuth.caBundle is required with clientAuth.enabled (the PEM of the CA that signs the API server's client certificate), or clientAuth.existingConfigMap naming a ConfigMap whose ca.crt holds it")
 }
