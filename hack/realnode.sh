@@ -132,7 +132,7 @@ control_plane_up() {
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
     --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority="$PKI/ca.crt" --kubelet-preferred-address-types=InternalIP \
-    --enable-aggregator-routing=true --profiling=false
+    --enable-aggregator-routing=true --profiling=false --admission-control-config-file="$PKI/admission.yaml"
   wait_until "kube-apiserver ready" 120 kubectl get --raw /readyz
   in_ns kube-controller-manager "$NODE_BIN/kube-controller-manager" \
     --kubeconfig="$PKI/controller-manager.kubeconfig" \

@@ -11,21 +11,34 @@ install_crds() {
   kubectl apply --server-side -f "$REPO/test/crds/" >/dev/null
 }
 
-# deploy_webhook OVERLAY IMAGE_NAME IMAGE_TAG [with-reports]: `kubectl apply -k` of an
-# overlay whose only change to deploy/overlays/OVERLAY is the image (kustomize images:), then
-# the rollout. with-reports adds deploy/components/reports, after the OpenReports CRD its
-# module ships, as the README's Reports section says.
+# deploy_webhook OVERLAY IMAGE_NAME IMAGE_TAG [with-reports] [with-client-auth=CA_FILE]:
+# `kubectl apply -k` of an overlay whose only change to deploy/overlays/OVERLAY is the image
+# (kustomize images:), then the rollout. with-reports adds deploy/components/reports, after
+# the OpenReports CRD its module ships, as the README's Reports section says;
+# with-client-auth adds deploy/components/apiserver-client-auth, after the ConfigMap of the
+# CA that signs the API server's client certificate, as README's Security section says.
 deploy_webhook() {
-  local overlay="$1" name="$2" tag="$3" reports="${4:-}" dir="$REPO/.local/deploy-$1" components=""
+  local overlay="$1" name="$2" tag="$3" dir="$REPO/.local/deploy-$1" components="" reports="" option
+  shift 3
   if [ "$overlay" = plain-certs ]; then
     (cd "$REPO" && go run ./certs)
   fi
-  if [ "$reports" = with-reports ]; then
-    local openreports
-    openreports="$(cd "$REPO" && go list -m -f '{{.Dir}}' github.com/openreports/reports-api)"
-    kubectl apply --server-side -f "$openreports/config/crd/openreports.io_reports.yaml" >/dev/null
-    components=$'components:\n- ../../deploy/components/reports'
-  fi
+  for option in "$@"; do
+    case "$option" in
+    with-reports)
+      reports=1
+      local openreports
+      openreports="$(cd "$REPO" && go list -m -f '{{.Dir}}' github.com/openreports/reports-api)"
+      kubectl apply --server-side -f "$openreports/config/crd/openreports.io_reports.yaml" >/dev/null
+      components+=$'\n- ../../deploy/components/reports';;
+    with-client-auth=*)
+      kubectl create namespace policyattachment-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+      kubectl -n policyattachment-system create configmap policyattachment-apiserver-client-ca \
+        --from-file=ca.crt="${option#with-client-auth=}" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+      components+=$'\n- ../../deploy/components/apiserver-client-auth';;
+    esac
+  done
+  [ -n "$components" ] && components="components:$components"
   mkdir -p "$dir"
   cat >"$dir/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -40,7 +53,7 @@ images:
 YAML
   kubectl apply -k "$dir"
   kubectl -n policyattachment-system rollout status deployment/policyattachment-webhook --timeout=180s
-  if [ -n "$components" ]; then
+  if [ -n "$reports" ]; then
     kubectl -n policyattachment-system rollout status deployment/policyattachment-reports --timeout=180s
   fi
   wait_for_ca_bundles

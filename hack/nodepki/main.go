@@ -3,7 +3,8 @@
 // (the node IP, the kubernetes Service's first IP and names); the kubelet's; client
 // certificates for the API server's calls to the kubelet, the admin, the controller manager,
 // the scheduler, the kubelet and kube-proxy, each with a kubeconfig; the service account
-// signing key.
+// signing key; and the client certificate the API server presents to webhooks, with the
+// AdmissionConfiguration that gives it to them.
 //
 //	go run ./hack/nodepki -dir DIR -node-ip 10.250.0.2 -node NAME
 //
@@ -38,13 +39,68 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: nodepki -dir DIR -node-ip IP -node NAME")
 		os.Exit(2)
 	}
-	if _, err := os.Stat(filepath.Join(*dir, "ca.crt")); err == nil {
-		return
+	if _, err := os.Stat(filepath.Join(*dir, "ca.crt")); err != nil {
+		if err := write(*dir, net.ParseIP(*nodeIP), *node); err != nil {
+			fmt.Fprintln(os.Stderr, "nodepki:", err)
+			os.Exit(1)
+		}
 	}
-	if err := write(*dir, net.ParseIP(*nodeIP), *node); err != nil {
-		fmt.Fprintln(os.Stderr, "nodepki:", err)
-		os.Exit(1)
+	if _, err := os.Stat(filepath.Join(*dir, "admission.yaml")); err != nil {
+		if err := writeWebhookClient(*dir); err != nil {
+			fmt.Fprintln(os.Stderr, "nodepki:", err)
+			os.Exit(1)
+		}
 	}
+}
+
+// WebhookClientName is the common name of the client certificate the API server presents to
+// webhooks, the one deploy/components/apiserver-client-auth has the webhook require.
+const webhookClientName = "policyattachment-apiserver"
+
+// writeWebhookClient writes what README's Security section has an operator give the API
+// server so that webhooks can authenticate it: a CA of its own (webhook-client-ca.crt, which
+// the webhook trusts), a client certificate it signed (webhook-client.crt/key), a kubeconfig
+// naming them for every webhook ("*"), and the AdmissionConfiguration that points both
+// webhook admission plugins at that kubeconfig (admission.yaml, the API server's
+// --admission-control-config-file).
+func writeWebhookClient(dir string) error {
+	ca, err := certs.NewCA("policyattachment-webhook-client-ca", validity)
+	if err != nil {
+		return err
+	}
+	cert, key, err := ca.IssueClient(webhookClientName, nil, validity)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"webhook-client-ca.crt": ca.CertPEM,
+		"webhook-client.crt":    cert,
+		"webhook-client.key":    key,
+		"webhook-client.kubeconfig": fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate: %s
+    client-key: %s
+`, filepath.Join(dir, "webhook-client.crt"), filepath.Join(dir, "webhook-client.key")),
+	}
+	plugin := func(name string) string {
+		return fmt.Sprintf(`- name: %s
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: %s
+`, name, filepath.Join(dir, "webhook-client.kubeconfig"))
+	}
+	files["admission.yaml"] = []byte("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n" +
+		plugin("ValidatingAdmissionWebhook") + plugin("MutatingAdmissionWebhook"))
+	for _, name := range []string{"webhook-client-ca.crt", "webhook-client.crt", "webhook-client.key", "webhook-client.kubeconfig", "admission.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func write(dir string, nodeIP net.IP, node string) error {
