@@ -14,6 +14,7 @@ import (
 
 	"github.com/policyattachment/webhook/internal/reviewlog"
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
@@ -154,8 +155,12 @@ func liveContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // prepare closes the gap between replicas without claims: when the store holds no other
 // policy of the kind at any of p's attachment points, it lists that kind in the namespaces
 // concerned straight from the API server and feeds what it finds into the store.
+//
+// A kind whose policies never conflict reads nothing: no other policy can change its
+// verdict, and the read is a consistent List, which on a busy API server waits up to 100 ms
+// for the watch cache to catch up (BENCHMARKS.md, "The claims-off latency cliff").
 func (r *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *policy.Policy, stored bool) {
-	if r.Live == nil || r.Store.HasOthersAt(p) {
+	if r.Live == nil || p.Row.Conflicts.Mode == kinds.ConflictsNever || r.Store.HasOthersAt(p) {
 		return
 	}
 	ctx, cancel := liveContext(ctx)
