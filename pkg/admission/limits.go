@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -97,18 +98,25 @@ var errOverBudget = errors.New("over the memory budget")
 // Content-Length may be absent or false, so charges follow the bytes actually read.
 const budgetStep = 32 << 10
 
-// chargedReader charges the budget for what it reads, a step ahead; charged is what to
-// give back when the review is over.
+// chargedReader reads at most limit bytes and charges the budget for what it reads, a step
+// ahead; charged is what to give back when the review is over.
 type chargedReader struct {
 	r       io.Reader
+	limit   int64
 	budget  *MemoryBudget
 	read    int64
 	charged int64
 }
 
 func (c *chargedReader) Read(p []byte) (int, error) {
+	if c.read >= c.limit {
+		return 0, io.EOF
+	}
 	if len(p) > budgetStep {
 		p = p[:budgetStep]
+	}
+	if rest := c.limit - c.read; int64(len(p)) > rest {
+		p = p[:rest]
 	}
 	if c.budget != nil && c.read+int64(len(p)) > c.charged/DecodeFactor {
 		if !c.budget.take(budgetStep*DecodeFactor, c.read+budgetStep) {
@@ -147,3 +155,23 @@ var (
 )
 
 func init() { metrics.Registry.MustRegister(reviewMemoryInFlight, reviewsRefused) }
+
+// deadliner is a connection's read deadline, as net/http's response offers it.
+type deadliner interface{ SetReadDeadline(time.Time) error }
+
+// readDeadliner finds the read deadline of w's connection through the writers wrapped around
+// it (controller-runtime's metrics wrap every webhook's), as http.ResponseController does
+// without the error value it allocates where there is none; nil when there is none (a
+// ResponseRecorder).
+func readDeadliner(w http.ResponseWriter) deadliner {
+	for {
+		if d, ok := w.(deadliner); ok {
+			return d
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,7 +67,10 @@ func closedAfter(t *testing.T, conn net.Conn, resp *http.Response) bool {
 func TestStalledAndTricklingBodiesAreRefusedAndClosed(t *testing.T) {
 	handler := boundedReviewHandler("validate", &Validator{Store: readyStore(kinds.BuiltinKindTable(), index.New())},
 		Limits{BodyTimeout: 300 * time.Millisecond})
-	srv := httptest.NewServer(handler)
+	// Wrapped as controller-runtime's webhook server wraps every webhook (its metrics): the
+	// connection's deadline is found through the wrapping writers.
+	wrapped := promhttp.InstrumentHandlerCounter(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wrapped"}, []string{"code"}), handler)
+	srv := httptest.NewServer(wrapped)
 	defer srv.Close()
 	body := hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "", "kind": "Service", "name": "b"}], "color": "red"}`))
 	want := "the review's body did not arrive within 300ms (--review-body-timeout); the API server sends it at once"

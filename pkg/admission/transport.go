@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"os"
@@ -205,18 +204,19 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, "size", http.StatusRequestEntityTooLarge, fmt.Sprintf("request entity is too large; limit is %d bytes", MaxReviewBytes))
 		return
 	}
-	body := &chargedReader{r: io.LimitReader(r.Body, MaxReviewBytes+1), budget: d.limits.Memory}
+	body := &chargedReader{r: r.Body, limit: MaxReviewBytes + 1, budget: d.limits.Memory}
 	defer body.release() // once the review is answered, nothing of the body is held
-	arrived := time.Now()
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(arrived.Add(d.limits.BodyTimeout)) // not supported by a ResponseRecorder: tests without a connection
+	conn := readDeadliner(w)
+	if conn != nil {
+		_ = conn.SetReadDeadline(time.Now().Add(d.limits.BodyTimeout))
+	}
 	_, err := buf.ReadFrom(body)
-	if err != nil {
+	if conn != nil && err != nil {
 		// The server reads what is left of a body before it closes the connection; a body
 		// refused unread is not waited for.
-		_ = rc.SetReadDeadline(time.Now())
-	} else {
-		_ = rc.SetReadDeadline(time.Time{})
+		_ = conn.SetReadDeadline(time.Now())
+	} else if conn != nil {
+		_ = conn.SetReadDeadline(time.Time{})
 	}
 	switch {
 	case errors.Is(err, errOverBudget):
