@@ -36,36 +36,51 @@ import (
 // that reaches a webhook pod's review port (here through a port-forward, which reaches the
 // pod as any pod on the network does), and a tenant writing through the API server.
 
-// forwardToWebhook forwards a local port to a ready webhook pod's review port (9443) and
-// returns its address and the pod's name.
-func forwardToWebhook(t *testing.T, cs kubernetes.Interface) (addr, pod string) {
+// readyWebhookPods names the webhook's ready pods.
+func readyWebhookPods(t *testing.T, cs kubernetes.Interface) []string {
 	t.Helper()
 	pods, err := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
 	require.NoError(t, err)
+	var out []string
 	for i := range pods.Items {
 		if pods.Items[i].DeletionTimestamp == nil && podReady(&pods.Items[i]) {
-			pod = pods.Items[i].Name
-			break
+			out = append(out, pods.Items[i].Name)
 		}
 	}
-	require.NotEmpty(t, pod, "a ready webhook pod")
+	return out
+}
+
+// forwardTo forwards a local port to a port of a pod of the webhook's namespace, through the
+// API server and the kubelet (kubectl port-forward's way: it reaches the pod wherever the
+// test runs, as a pod on the cluster network would), and returns the local address.
+func forwardTo(t *testing.T, cs kubernetes.Interface, pod string, port int) string {
+	t.Helper()
 	transport, upgrader, err := spdy.RoundTripperFor(cfg)
 	require.NoError(t, err)
 	url := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
 	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:9443"}, stop, ready, io.Discard, io.Discard)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(port)}, stop, ready, io.Discard, io.Discard)
 	require.NoError(t, err)
 	go func() { _ = fw.ForwardPorts() }()
 	t.Cleanup(func() { close(stop) })
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the port-forward to the webhook pod did not start")
+		t.Fatalf("the port-forward to %s:%d did not start", pod, port)
 	}
 	ports, err := fw.GetPorts()
 	require.NoError(t, err)
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[0].Local))), pod
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[0].Local)))
+}
+
+// forwardToWebhook forwards a local port to a ready webhook pod's review port (9443) and
+// returns its address and the pod's name.
+func forwardToWebhook(t *testing.T, cs kubernetes.Interface) (addr, pod string) {
+	t.Helper()
+	pods := readyWebhookPods(t, cs)
+	require.NotEmpty(t, pods, "a ready webhook pod")
+	return forwardTo(t, cs, pods[0], 9443), pods[0]
 }
 
 // clientAuthOn reports whether the Deployment authenticates its callers (--client-ca-file).
@@ -99,7 +114,7 @@ func forgedDrillReview(name, svc string) []byte {
 func TestForgedReviewsStraightToAPod(t *testing.T) {
 	cl, cs := deployed(t)
 	ctx := context.Background()
-	createDocs(t, cl, "apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e-drill}")
+	drillNamespace(t, cl)
 	svc := fmt.Sprintf("forged-%d", time.Now().UnixNano()%100000)
 	require.NoError(t, cl.Create(ctx, drillService(svc)))
 	addr, pod := forwardToWebhook(t, cs)
@@ -175,7 +190,7 @@ func TestStalledAndTricklingBodiesAreClosed(t *testing.T) {
 		t.Skip("the pod authenticates its callers: a body is read only after the API server's certificate")
 	}
 	ctx := context.Background()
-	createDocs(t, cl, "apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e-drill}")
+	drillNamespace(t, cl)
 	addr, _ := forwardToWebhook(t, cs)
 	body := forgedDrillReview("stalled", "nowhere")
 	var closed, open atomic.Int64
@@ -235,7 +250,7 @@ func TestStalledAndTricklingBodiesAreClosed(t *testing.T) {
 func TestHostileSizesThroughTheAPIServer(t *testing.T) {
 	cl, cs := deployed(t)
 	ctx := context.Background()
-	createDocs(t, cl, "apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e-drill}")
+	drillNamespace(t, cl)
 	restarts := func() int32 {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
 		require.NoError(t, err)
@@ -308,4 +323,16 @@ func webhookPeakRSS(t *testing.T) map[int]int64 {
 		}
 	}
 	return out
+}
+
+// drillNamespace makes sure the drills' namespace exists (other drills make it too).
+func drillNamespace(t *testing.T, cl client.Client) {
+	t.Helper()
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName("e2e-drill")
+	if err := cl.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
 }

@@ -82,7 +82,14 @@ func TestMetricsAsPrometheusScrapesThem(t *testing.T) {
 		return resp.StatusCode, string(body)
 	}
 
-	targets := metricsTargets(t, cs)
+	// Each replica's metrics port, as Prometheus' discovery finds it (the Service's endpoints
+	// of the port named metrics), reached through a port-forward: this machine's network does
+	// not route to pod IPs.
+	require.Len(t, metricsTargets(t, cs), 2, "both replicas are endpoints of the metrics port")
+	var targets []string
+	for _, pod := range readyWebhookPods(t, cs) {
+		targets = append(targets, "https://"+forwardTo(t, cs, pod, 8443)+"/metrics")
+	}
 	require.Len(t, targets, 2, "both replicas")
 	for _, url := range targets {
 		code, body := get(url, "")
