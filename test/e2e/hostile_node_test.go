@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -242,7 +243,7 @@ func TestStalledAndTricklingBodiesAreClosed(t *testing.T) {
 }
 
 // TestHostileSizesThroughTheAPIServer: 32 creates at once, each a policy of 36,000
-// targetRefs (1.6 MiB) as a tenant can send through the API server (the mutating webhook
+// targetRefs (2.3 MiB) as a tenant can send through the API server (the mutating webhook
 // sees them before the CRD's maxItems refuses them), while a real policy is written: no
 // webhook pod restarts (an OOM kill would), every hostile create is refused, the real one
 // answered. On the real node the pods' peak RSS is read from /proc and must stay under the
@@ -285,7 +286,9 @@ func TestHostileSizesThroughTheAPIServer(t *testing.T) {
 	require.NoError(t, cl.Create(ctx, drillPolicy("beside-huge", "beside-huge")), "a real policy is answered meanwhile")
 	t.Logf("the real policy was answered in %s", time.Since(realStart))
 	wg.Wait()
-	t.Logf("32 hostile creates of 1.6 MiB answered in %s", time.Since(start))
+	size, err := json.Marshal(refs)
+	require.NoError(t, err)
+	t.Logf("32 hostile creates of %.1f MiB of targetRefs each answered in %s", float64(len(size))/(1<<20), time.Since(start))
 	assert.Zero(t, admitted.Load(), "none admitted")
 	assert.Equal(t, before, restarts(), "no webhook pod restarted")
 	if peaks := webhookPeakRSS(t); len(peaks) > 0 {
