@@ -234,37 +234,53 @@ func (p *Policy) decodeTargetRefs() {
 			p.decodeTargetSelectors(list)
 		}
 	}
+	// A field the row does not list is reported as unsupported (InvalidTargetRef) and its
+	// references are not decoded: the implementation never reads them (the API server prunes
+	// a field the CRD does not have), so no other rule judges them (a Conflicted or
+	// RefNotPermitted on a policy already denied for the field), and they reach nothing.
 	if raw, ok := p.spec["targetRef"]; ok && raw != nil {
 		p.hasTargetRef = true
-		path := targetRefPath
-		if m, ok := raw.(map[string]any); ok {
-			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, path))
-		} else {
-			p.decodeErrs = append(p.decodeErrs, field.Invalid(path, DescribeValue(raw), "must be an object with `group`, `kind` and `name`"))
+		if p.Row.HasTargetRefField("targetRef") {
+			p.decodeSingleRef(raw)
 		}
 	}
 	if raw, ok := p.spec["targetRefs"]; ok && raw != nil {
 		p.hasTargetRefs = true
-		path := targetRefsPath
-		list, ok := raw.([]any)
+		if p.Row.HasTargetRefField("targetRefs") {
+			p.decodeRefList(raw)
+		}
+	}
+}
+
+func (p *Policy) decodeSingleRef(raw any) {
+	if m, ok := raw.(map[string]any); ok {
+		p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, targetRefPath))
+	} else {
+		p.decodeErrs = append(p.decodeErrs, field.Invalid(targetRefPath, DescribeValue(raw), "must be an object with `group`, `kind` and `name`"))
+	}
+}
+
+func (p *Policy) decodeRefList(raw any) {
+	list, ok := raw.([]any)
+	if !ok {
+		p.decodeErrs = append(p.decodeErrs, field.Invalid(targetRefsPath, DescribeValue(raw), "must be a list of references"))
+		return
+	}
+	for i, item := range list {
+		m, ok := item.(map[string]any)
 		if !ok {
-			p.decodeErrs = append(p.decodeErrs, field.Invalid(path, DescribeValue(raw), "must be a list of references"))
-			return
+			p.decodeErrs = append(p.decodeErrs, field.Invalid(targetRefsEntry(i), DescribeValue(item), "must be an object with `group`, `kind` and `name`"))
+			continue
 		}
-		for i, item := range list {
-			m, ok := item.(map[string]any)
-			if !ok {
-				p.decodeErrs = append(p.decodeErrs, field.Invalid(targetRefsEntry(i), DescribeValue(item), "must be an object with `group`, `kind` and `name`"))
-				continue
-			}
-			p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, targetRefsEntry(i)))
-		}
+		p.TargetRefs = append(p.TargetRefs, p.decodeRef(m, targetRefsEntry(i)))
 	}
 }
 
 func (p *Policy) decodeRef(m map[string]any, path *field.Path) TargetRef {
 	ref := TargetRef{Path: path}
-	ref.Group = p.stringField(m, "group", path)
+	// A spelling of the core group the implementation reads as "" is "" here too, so the
+	// reference finds its target and its conflicts as the implementation's does.
+	ref.Group = p.Row.CoreGroup(p.stringField(m, "group", path))
 	ref.Kind = p.stringField(m, "kind", path)
 	ref.Name = p.stringField(m, "name", path)
 	if _, ok := m["namespace"]; ok {

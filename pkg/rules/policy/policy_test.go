@@ -15,10 +15,8 @@ func TestPolicyTargetRefsOfEveryLength(t *testing.T) {
 	// reads back as written, and the list is clipped, so an append can never write into the
 	// room of another policy's list.
 	table := kinds.BuiltinKindTable()
-	refs := func(spec string) []string {
-		p := policyOf(t, table, `
-apiVersion: policies.controller.io/v1
-kind: ColorPolicy
+	refsOf := func(kind, spec string) []string {
+		p := policyOf(t, table, kind+`
 metadata: {name: p, namespace: apps}
 spec: `+spec)
 		assert.Equal(t, len(p.TargetRefs), cap(p.TargetRefs), "clipped: %s", spec)
@@ -28,9 +26,12 @@ spec: `+spec)
 		}
 		return out
 	}
+	const colorPolicy = "apiVersion: policies.controller.io/v1\nkind: ColorPolicy" // targetRefs only
+	const rateLimitPolicy = "apiVersion: kuadrant.io/v1\nkind: RateLimitPolicy"    // targetRef only
+	refs := func(spec string) []string { return refsOf(colorPolicy, spec) }
 	assert.Empty(t, refs(`{color: red}`))
 	assert.Empty(t, refs(`{targetRefs: []}`))
-	assert.Equal(t, []string{"Gateway/a@spec.targetRef"}, refs(`{targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: a}}`))
+	assert.Equal(t, []string{"Gateway/a@spec.targetRef"}, refsOf(rateLimitPolicy, `{targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: a}}`))
 	assert.Equal(t, []string{"HTTPRoute/a@spec.targetRefs[0]", "HTTPRoute/b@spec.targetRefs[1]", "Gateway/c@spec.targetRefs[2]"}, refs(`
   targetRefs:
   - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: a}
@@ -39,8 +40,8 @@ spec: `+spec)
 
 	// The first reference is in the policy's own room.
 	p := policyOf(t, table, `
-apiVersion: policies.controller.io/v1
-kind: ColorPolicy
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
 metadata: {name: p, namespace: apps}
 spec: {targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: a}}`)
 	assert.Same(t, &(*policyWithRef)(unsafe.Pointer(p)).firstRef[0], &p.TargetRefs[0])

@@ -105,6 +105,18 @@ spec:
 			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.defaults.limits.per-user", validation.ReasonConflicted,
 				`RateLimitPolicy app/old on HTTPRoute app/r1 also sets defaults "limits.per-user" to {"rates":[{"limit":10,"window":"1m"}]} (this policy: {"rates":[{"limit":20,"window":"1m"}]}); `+rulestest.OrderDetail)},
 		},
+		"references in a target field the kind does not have are not judged": {
+			// ColorPolicy has targetRefs only: its targetRef is denied InvalidTargetRef, and
+			// is no target to conflict at.
+			world: []string{existing("old", `color: red`)},
+			policy: `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}
+  color: blue`,
+		},
 		"Direct kind: a second policy on one Service port": {
 			world: []string{`
 apiVersion: gateway.networking.k8s.io/v1

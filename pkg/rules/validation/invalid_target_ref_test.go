@@ -152,6 +152,9 @@ spec:
   limits: {global: {rates: [{limit: 5, window: 10s}]}}`,
 			want: field.ErrorList{
 				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs", validation.ReasonInvalidTargetRef, "not supported by RateLimitPolicy; use `targetRef`"),
+				// The references of a field the kind does not have are not targets (its CRD
+				// prunes the field, then requires targetRef).
+				rulestest.ReasonErr(field.ErrorTypeRequired, "spec.targetRef", validation.ReasonInvalidTargetRef, "a policy must target at least one object"),
 			},
 		},
 		"no target at all": {
