@@ -96,6 +96,10 @@ verify: lint ## lint, and go mod tidy leaves no diff
 kinds-table: build ## Print the README's table of built-in kinds, from the kind table
 	@./$(BIN) kinds
 
+.PHONY: kinds-drift
+kinds-drift: ## Print where each built-in row contradicts its implementation's CRD (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions)
+	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
+
 .PHONY: e2e
 e2e: build ## The e2e suite on a local control plane, the webhook binary as a process, configs from deploy/base
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/e2e -webhook $(BIN)

@@ -1,0 +1,261 @@
+package kindsdrift
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// TargetFields are the spec fields GEP-713 policies take their targets in.
+var TargetFields = []string{"targetRef", "targetRefs", "targetSelectors"}
+
+// Facts are what one CRD version says about a policy kind's targets and references.
+type Facts struct {
+	Version string
+	// TargetRefFields are the target fields the spec schema has.
+	TargetRefFields []string
+	// MaxTargetRefs is spec.targetRefs' maxItems; 0 when the CRD sets none.
+	MaxTargetRefs int
+	// TargetKinds are the kinds the CRD's kind enums and CEL rules about targets admit,
+	// sorted; nil when they restrict none.
+	TargetKinds []string
+	// TargetGroups likewise, from group enums and CEL rules ("" is the core group).
+	TargetGroups []string
+	// FieldTargetKinds maps a spec field to the only target kinds a CEL rule lets a
+	// policy that sets it have (Envoy Gateway: "mergeType can only be used with xRoute
+	// targets").
+	FieldTargetKinds map[string][]string
+	// TargetNamespace is what a target reference may say about its namespace: "absent"
+	// (no such field), "forbidden" (the field exists, a rule or maxLength keeps it empty)
+	// or "allowed".
+	TargetNamespace string
+	// ExclusiveFields are the spec fields a CEL rule forbids together with a target field
+	// (Istio: "only one of targetRefs or selector can be set").
+	ExclusiveFields []string
+	// SelectorsExclusive says a CEL rule forbids targetSelectors together with targetRef(s).
+	SelectorsExclusive bool
+	// References are the reference-shaped fields of the spec outside the target fields
+	// (objects with name and kind), as row paths ("a.b[]").
+	References []Ref
+}
+
+// Ref is one reference-shaped field.
+type Ref struct {
+	Path string
+	// Namespaced says the reference has a namespace field (it may cross namespaces).
+	Namespaced bool
+}
+
+var (
+	quotedKind  = regexp.MustCompile(`'([A-Z][A-Za-z0-9]*)'`)
+	quotedGroup = regexp.MustCompile(`group\s*(?:==|in)\s*\[?\s*'([a-z0-9.-]*)'`)
+	fieldRule   = regexp.MustCompile(`^\s*!\s*has\(self\.([A-Za-z0-9_]+)\)\s*\|\|`)
+	countedHas  = regexp.MustCompile(`\(has\(self\.([A-Za-z0-9_]+)\)\s*\?\s*1\s*:\s*0\)`)
+	atMostOne   = regexp.MustCompile(`(<=|==)\s*1\s*$`)
+	emptyRule   = regexp.MustCompile(`self\.size\(\)\s*==\s*0|self\s*==\s*''`)
+)
+
+// FactsOf reads the facts of one served version of a CRD.
+func FactsOf(c *CRD, version string) Facts {
+	f := Facts{Version: version, FieldTargetKinds: map[string][]string{}}
+	spec := m(m(c.Schemas[version]["properties"])["spec"])
+	props := m(spec["properties"])
+	for _, name := range TargetFields {
+		if _, ok := props[name]; ok {
+			f.TargetRefFields = append(f.TargetRefFields, name)
+		}
+	}
+	if tr := m(props["targetRefs"]); tr != nil {
+		f.MaxTargetRefs = intOf(tr["maxItems"])
+	}
+
+	// The schemas a target reference is described by, and the rules that speak of targets.
+	var refSchemas []map[string]any
+	var rules []string
+	rules = append(rules, rulesOf(spec)...)
+	for _, name := range TargetFields {
+		s := m(props[name])
+		if s == nil {
+			continue
+		}
+		rules = append(rules, rulesOf(s)...)
+		if items := m(s["items"]); items != nil {
+			s = items
+			rules = append(rules, rulesOf(s)...)
+		}
+		if name != "targetSelectors" {
+			refSchemas = append(refSchemas, s)
+		}
+	}
+	kinds, groups := map[string]bool{}, map[string]bool{}
+	for _, s := range refSchemas {
+		p := m(s["properties"])
+		for _, e := range list(m(p["kind"])["enum"]) {
+			if k, ok := e.(string); ok {
+				kinds[k] = true
+			}
+		}
+		for _, e := range list(m(p["group"])["enum"]) {
+			if g, ok := e.(string); ok {
+				groups[g] = true
+			}
+		}
+	}
+	for _, r := range rules {
+		if strings.Contains(r, "kind") {
+			var ks []string
+			for _, mm := range quotedKind.FindAllStringSubmatch(r, -1) {
+				ks = append(ks, mm[1])
+			}
+			if len(ks) == 0 {
+				continue
+			}
+			if fm := fieldRule.FindStringSubmatch(r); fm != nil && !isTargetField(fm[1]) {
+				f.FieldTargetKinds[fm[1]] = sortedSet(append(f.FieldTargetKinds[fm[1]], ks...))
+				continue
+			}
+			for _, k := range ks {
+				kinds[k] = true
+			}
+		}
+		if strings.Contains(r, "group") {
+			for _, mm := range quotedGroup.FindAllStringSubmatch(r, -1) {
+				groups[mm[1]] = true
+			}
+		}
+	}
+	f.TargetKinds = keys(kinds)
+	f.TargetGroups = keys(groups)
+
+	exclusive := map[string]bool{}
+	for _, r := range rulesOf(spec) {
+		if !atMostOne.MatchString(strings.TrimSpace(r)) {
+			continue
+		}
+		var targets, others []string
+		for _, mm := range countedHas.FindAllStringSubmatch(r, -1) {
+			if isTargetField(mm[1]) {
+				targets = append(targets, mm[1])
+			} else {
+				others = append(others, mm[1])
+			}
+		}
+		if len(targets) == 0 {
+			continue
+		}
+		for _, o := range others {
+			exclusive[o] = true
+		}
+		for _, t := range targets {
+			if t == "targetSelectors" && len(targets) > 1 {
+				f.SelectorsExclusive = true
+			}
+		}
+	}
+	f.ExclusiveFields = keys(exclusive)
+
+	f.TargetNamespace = "absent"
+	for _, s := range refSchemas {
+		ns := m(m(s["properties"])["namespace"])
+		if ns == nil {
+			continue
+		}
+		state := "allowed"
+		if ml, ok := ns["maxLength"]; ok && intOf(ml) == 0 {
+			state = "forbidden"
+		}
+		for _, r := range rulesOf(ns) {
+			if emptyRule.MatchString(r) {
+				state = "forbidden"
+			}
+		}
+		if f.TargetNamespace != "allowed" {
+			f.TargetNamespace = state
+		}
+	}
+
+	for name, s := range props {
+		if isTargetField(name) {
+			continue
+		}
+		walkRefs(m(s), name, 0, &f.References)
+	}
+	sort.Slice(f.References, func(i, j int) bool { return f.References[i].Path < f.References[j].Path })
+	return f
+}
+
+func isTargetField(name string) bool {
+	for _, t := range TargetFields {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// walkRefs finds the objects with name and kind below s, at path.
+func walkRefs(s map[string]any, path string, depth int, out *[]Ref) {
+	if s == nil || depth > 24 {
+		return
+	}
+	if items := m(s["items"]); items != nil {
+		walkRefs(items, path+"[]", depth+1, out)
+		return
+	}
+	props := m(s["properties"])
+	if props == nil {
+		return
+	}
+	_, hasName := props["name"]
+	_, hasKind := props["kind"]
+	if hasName && hasKind {
+		_, ns := props["namespace"]
+		*out = append(*out, Ref{Path: path, Namespaced: ns})
+		return
+	}
+	for name, child := range props {
+		walkRefs(m(child), path+"."+name, depth+1, out)
+	}
+}
+
+func rulesOf(s map[string]any) []string {
+	var out []string
+	for _, v := range list(s["x-kubernetes-validations"]) {
+		if r, _ := m(v)["rule"].(string); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func intOf(v any) int {
+	switch x := v.(type) {
+	case float64:
+		return int(x)
+	case int:
+		return x
+	case int64:
+		return int(x)
+	}
+	return 0
+}
+
+func keys(set map[string]bool) []string {
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedSet(in []string) []string {
+	set := map[string]bool{}
+	for _, s := range in {
+		set[s] = true
+	}
+	return keys(set)
+}
