@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -258,4 +260,19 @@ func TestModuleDirReportsAFetchError(t *testing.T) {
 
 func TestEscapePath(t *testing.T) {
 	assert.Equal(t, "github.com/!azure/go-!s!d!k", escapePath("github.com/Azure/go-SDK"))
+}
+
+// The Gateway API CRDs checked are those of the version go.mod requires.
+func TestGatewayAPISourceFollowsGoMod(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*sigs\.k8s\.io/gateway-api (v\S+)`).FindSubmatch(data)
+	require.NotNil(t, m, "go.mod requires no sigs.k8s.io/gateway-api")
+	for _, s := range DefaultSources() {
+		if s.Module == "sigs.k8s.io/gateway-api" {
+			assert.Equal(t, string(m[1]), s.Version, "DefaultSources' Gateway API version")
+			return
+		}
+	}
+	t.Fatal("DefaultSources has no sigs.k8s.io/gateway-api")
 }
