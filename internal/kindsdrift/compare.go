@@ -17,7 +17,7 @@ type Drift struct {
 	Kind string
 	// Fact names what disagrees: versions, targetRefFields, maxTargetRefs, targetKinds,
 	// targetGroups, fieldTargetKinds, exclusiveFields, selectorsExclusive, targetNamespace,
-	// reference.
+	// reference, referenceKinds.
 	Fact string
 	// Item is the version, field, kind, group or path the fact is about ("" for a scalar).
 	Item string
@@ -152,15 +152,32 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 		add("targetNamespace", "", rowNS, "a namespace field with no rule against other namespaces")
 	}
 
-	rowRefs := map[string]bool{}
+	rowRefs := map[string]kinds.Reference{}
 	for _, r := range row.References {
-		rowRefs[r.Path] = true
+		rowRefs[r.Path] = r
 	}
 	crdRefs := map[string]bool{}
 	for _, r := range f.References {
 		crdRefs[r.Path] = true
-		if !rowRefs[r.Path] && r.Namespaced {
-			add("reference", r.Path, "does not list it", "a reference with a namespace field")
+		listed, ok := rowRefs[r.Path]
+		if !ok {
+			if r.Namespaced {
+				add("reference", r.Path, "does not list it", "a reference with a namespace field")
+			}
+			continue
+		}
+		if r.Kinds == nil || len(listed.Kinds) == 0 {
+			continue
+		}
+		for _, k := range r.Kinds {
+			if !slices.Contains(listed.Kinds, k) {
+				add("referenceKinds", r.Path+" "+k, "refuses it", "admits it")
+			}
+		}
+		for _, k := range listed.Kinds {
+			if !slices.Contains(r.Kinds, k) {
+				add("referenceKinds", r.Path+" "+k, "admits it", "refuses it")
+			}
 		}
 	}
 	for _, r := range row.References {

@@ -44,6 +44,9 @@ type Ref struct {
 	Path string
 	// Namespaced says the reference has a namespace field (it may cross namespaces).
 	Namespaced bool
+	// Kinds are the kinds its kind enum or the CEL rules about it admit; nil when they
+	// restrict none.
+	Kinds []string
 }
 
 var (
@@ -178,7 +181,13 @@ func FactsOf(c *CRD, version string) Facts {
 		if isTargetField(name) {
 			continue
 		}
-		walkRefs(m(s), name, 0, &f.References)
+		var down []string
+		for _, r := range rulesOf(spec) {
+			if strings.Contains(r, "self."+name) {
+				down = append(down, r)
+			}
+		}
+		walkRefs(m(s), name, down, 0, &f.References)
 	}
 	sort.Slice(f.References, func(i, j int) bool { return f.References[i].Path < f.References[j].Path })
 	return f
@@ -193,13 +202,16 @@ func isTargetField(name string) bool {
 	return false
 }
 
-// walkRefs finds the objects with name and kind below s, at path.
-func walkRefs(s map[string]any, path string, depth int, out *[]Ref) {
+// walkRefs finds the objects with name and kind below s, at path. inherited are the CEL
+// rules of the enclosing schemas that speak of s (an object's rules that name the
+// property, an array's rules for its items).
+func walkRefs(s map[string]any, path string, inherited []string, depth int, out *[]Ref) {
 	if s == nil || depth > 24 {
 		return
 	}
+	own := rulesOf(s)
 	if items := m(s["items"]); items != nil {
-		walkRefs(items, path+"[]", depth+1, out)
+		walkRefs(items, path+"[]", append(inherited, own...), depth+1, out)
 		return
 	}
 	props := m(s["properties"])
@@ -207,14 +219,35 @@ func walkRefs(s map[string]any, path string, depth int, out *[]Ref) {
 		return
 	}
 	_, hasName := props["name"]
-	_, hasKind := props["kind"]
+	kind, hasKind := props["kind"]
 	if hasName && hasKind {
 		_, ns := props["namespace"]
-		*out = append(*out, Ref{Path: path, Namespaced: ns})
+		ref := Ref{Path: path, Namespaced: ns}
+		set := map[string]bool{}
+		for _, e := range list(m(kind)["enum"]) {
+			if k, ok := e.(string); ok {
+				set[k] = true
+			}
+		}
+		for _, r := range append(append([]string{}, inherited...), own...) {
+			if strings.Contains(r, "kind") {
+				for _, mm := range quotedKind.FindAllStringSubmatch(r, -1) {
+					set[mm[1]] = true
+				}
+			}
+		}
+		ref.Kinds = keys(set)
+		*out = append(*out, ref)
 		return
 	}
 	for name, child := range props {
-		walkRefs(m(child), path+"."+name, depth+1, out)
+		var down []string
+		for _, r := range own {
+			if strings.Contains(r, "self."+name) {
+				down = append(down, r)
+			}
+		}
+		walkRefs(m(child), path+"."+name, down, depth+1, out)
 	}
 }
 

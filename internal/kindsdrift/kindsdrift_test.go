@@ -22,14 +22,6 @@ import (
 // drift is gone fails the test too, so the table stays exact. A new drift fails until the
 // row is fixed or the drift is listed here with its reason.
 var knownDrift = map[string]string{
-	// Istio's CRDs cap targetRefs at 16 (maxItems); the rows set no maxTargetRefs, which
-	// now means no limit: a policy with 17 is refused by the API server, admitted by
-	// `check`.
-	"extensions.istio.io/WasmPlugin maxTargetRefs":          "CRD caps at 16; the row sets no maxTargetRefs",
-	"security.istio.io/AuthorizationPolicy maxTargetRefs":   "CRD caps at 16; the row sets no maxTargetRefs",
-	"security.istio.io/RequestAuthentication maxTargetRefs": "CRD caps at 16; the row sets no maxTargetRefs",
-	"telemetry.istio.io/Telemetry maxTargetRefs":            "CRD caps at 16; the row sets no maxTargetRefs",
-
 	// A CEL rule of the CRD limits one field to some target kinds; the row format has a
 	// place for that only for the strategy field (strategy.targetKinds). The API server
 	// applies the rule before the webhook; `check` does not see it (issue 28).
@@ -185,6 +177,8 @@ spec:
               mergeType: {type: string}
               special: {type: string}
               auth:
+                x-kubernetes-validations:
+                - rule: "self.backendRefs.all(f, f.kind == 'Service' || f.kind == 'Backend')"
                 properties:
                   backendRefs:
                     items:
@@ -195,7 +189,7 @@ spec:
                   secretRef:
                     properties:
                       name: {type: string}
-                      kind: {type: string}
+                      kind: {type: string, enum: [Secret, ConfigMap]}
 `
 
 func TestFactsOfAndCompare(t *testing.T) {
@@ -213,7 +207,10 @@ func TestFactsOfAndCompare(t *testing.T) {
 	assert.Equal(t, "forbidden", f.TargetNamespace)
 	assert.Equal(t, []string{"selector"}, f.ExclusiveFields)
 	assert.True(t, f.SelectorsExclusive)
-	assert.Equal(t, []Ref{{Path: "auth.backendRefs[]", Namespaced: true}, {Path: "auth.secretRef"}}, f.References)
+	assert.Equal(t, []Ref{
+		{Path: "auth.backendRefs[]", Namespaced: true, Kinds: []string{"Backend", "Service"}},
+		{Path: "auth.secretRef", Kinds: []string{"ConfigMap", "Secret"}},
+	}, f.References)
 
 	row := &kinds.KindRow{
 		Group: "example.io", Kind: "SamplePolicy", Versions: []string{"v1", "v1alpha1"},
@@ -223,8 +220,11 @@ func TestFactsOfAndCompare(t *testing.T) {
 			{Group: "gateway.networking.k8s.io", Kind: "Gateway"},
 			{Group: "", Kind: "Service"},
 		},
-		Strategy:   kinds.Strategy{Field: "mergeType", TargetKinds: []string{"HTTPRoute"}},
-		References: []kinds.Reference{{Path: "auth.secretRefs[]"}},
+		Strategy: kinds.Strategy{Field: "mergeType", TargetKinds: []string{"HTTPRoute"}},
+		References: []kinds.Reference{
+			{Path: "auth.secretRefs[]"},
+			{Path: "auth.secretRef", Kinds: []string{"Secret", "ClusterTrustBundle"}},
+		},
 	}
 	drift, _ := Compare(row, crd)
 	var got []string
@@ -244,6 +244,8 @@ func TestFactsOfAndCompare(t *testing.T) {
 		"example.io/SamplePolicy selectorsExclusive: row false; CRD true",
 		"example.io/SamplePolicy targetNamespace: row own namespace only; CRD forbidden: must be empty or absent",
 		"example.io/SamplePolicy reference auth.backendRefs[]: row does not list it; CRD a reference with a namespace field",
+		"example.io/SamplePolicy referenceKinds auth.secretRef ConfigMap: row refuses it; CRD admits it",
+		"example.io/SamplePolicy referenceKinds auth.secretRef ClusterTrustBundle: row admits it; CRD refuses it",
 		"example.io/SamplePolicy reference auth.secretRefs[]: row lists it; CRD has no reference-shaped field there",
 	}, got)
 }
