@@ -55,7 +55,9 @@ var (
 	fieldRule   = regexp.MustCompile(`^\s*!\s*has\(self\.([A-Za-z0-9_]+)\)\s*\|\|`)
 	countedHas  = regexp.MustCompile(`\(has\(self\.([A-Za-z0-9_]+)\)\s*\?\s*1\s*:\s*0\)`)
 	atMostOne   = regexp.MustCompile(`(<=|==)\s*1\s*$`)
-	emptyRule   = regexp.MustCompile(`self\.size\(\)\s*==\s*0|self\s*==\s*''`)
+	// literalKinds is a kind pattern that only lists kinds: ^(Gateway|HTTPRoute)$.
+	literalKinds = regexp.MustCompile(`^\^?\(?([A-Z][A-Za-z0-9]*(?:\|[A-Z][A-Za-z0-9]*)*)\)?\$?$`)
+	emptyRule    = regexp.MustCompile(`self\.size\(\)\s*==\s*0|self\s*==\s*''`)
 )
 
 // FactsOf reads the facts of one served version of a CRD.
@@ -93,10 +95,8 @@ func FactsOf(c *CRD, version string) Facts {
 	kinds, groups := map[string]bool{}, map[string]bool{}
 	for _, s := range refSchemas {
 		p := m(s["properties"])
-		for _, e := range list(m(p["kind"])["enum"]) {
-			if k, ok := e.(string); ok {
-				kinds[k] = true
-			}
+		for _, k := range enumKinds(m(p["kind"])) {
+			kinds[k] = true
 		}
 		for _, e := range list(m(p["group"])["enum"]) {
 			if g, ok := e.(string); ok {
@@ -224,10 +224,8 @@ func walkRefs(s map[string]any, path string, inherited []string, depth int, out 
 		_, ns := props["namespace"]
 		ref := Ref{Path: path, Namespaced: ns}
 		set := map[string]bool{}
-		for _, e := range list(m(kind)["enum"]) {
-			if k, ok := e.(string); ok {
-				set[k] = true
-			}
+		for _, k := range enumKinds(m(kind)) {
+			set[k] = true
 		}
 		for _, r := range append(append([]string{}, inherited...), own...) {
 			if strings.Contains(r, "kind") {
@@ -249,6 +247,22 @@ func walkRefs(s map[string]any, path string, inherited []string, depth int, out 
 		}
 		walkRefs(m(child), path+"."+name, down, depth+1, out)
 	}
+}
+
+// enumKinds are the kinds a kind field's enum, or a pattern that only lists kinds, admits.
+func enumKinds(s map[string]any) []string {
+	var out []string
+	for _, e := range list(s["enum"]) {
+		if k, ok := e.(string); ok {
+			out = append(out, k)
+		}
+	}
+	if p, _ := s["pattern"].(string); p != "" {
+		if mm := literalKinds.FindStringSubmatch(p); mm != nil {
+			out = append(out, strings.Split(mm[1], "|")...)
+		}
+	}
+	return out
 }
 
 func rulesOf(s map[string]any) []string {

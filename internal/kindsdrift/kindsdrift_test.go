@@ -189,7 +189,15 @@ spec:
                   secretRef:
                     properties:
                       name: {type: string}
-                      kind: {type: string, enum: [Secret, ConfigMap]}
+                      kind: {type: string, enum: [Secret]}
+                  caRef:
+                    properties:
+                      name: {type: string}
+                      kind: {type: string, pattern: "^(ConfigMap|Secret)$"}
+                  otherRef:
+                    properties:
+                      name: {type: string}
+                      kind: {type: string, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$"}
 `
 
 func TestFactsOfAndCompare(t *testing.T) {
@@ -209,7 +217,9 @@ func TestFactsOfAndCompare(t *testing.T) {
 	assert.True(t, f.SelectorsExclusive)
 	assert.Equal(t, []Ref{
 		{Path: "auth.backendRefs[]", Namespaced: true, Kinds: []string{"Backend", "Service"}},
-		{Path: "auth.secretRef", Kinds: []string{"ConfigMap", "Secret"}},
+		{Path: "auth.caRef", Kinds: []string{"ConfigMap", "Secret"}},
+		{Path: "auth.otherRef"},
+		{Path: "auth.secretRef", Kinds: []string{"Secret"}},
 	}, f.References)
 
 	row := &kinds.KindRow{
@@ -223,7 +233,7 @@ func TestFactsOfAndCompare(t *testing.T) {
 		Strategy: kinds.Strategy{Field: "mergeType", TargetKinds: []string{"HTTPRoute"}},
 		References: []kinds.Reference{
 			{Path: "auth.secretRefs[]"},
-			{Path: "auth.secretRef", Kinds: []string{"Secret", "ClusterTrustBundle"}},
+			{Path: "auth.caRef", Kinds: []string{"Secret", "ClusterTrustBundle"}},
 		},
 	}
 	drift, _ := Compare(row, crd)
@@ -244,8 +254,8 @@ func TestFactsOfAndCompare(t *testing.T) {
 		"example.io/SamplePolicy selectorsExclusive: row false; CRD true",
 		"example.io/SamplePolicy targetNamespace: row own namespace only; CRD forbidden: must be empty or absent",
 		"example.io/SamplePolicy reference auth.backendRefs[]: row does not list it; CRD a reference with a namespace field",
-		"example.io/SamplePolicy referenceKinds auth.secretRef ConfigMap: row refuses it; CRD admits it",
-		"example.io/SamplePolicy referenceKinds auth.secretRef ClusterTrustBundle: row admits it; CRD refuses it",
+		"example.io/SamplePolicy referenceKinds auth.caRef ConfigMap: row refuses it; CRD admits it",
+		"example.io/SamplePolicy referenceKinds auth.caRef ClusterTrustBundle: row admits it; CRD refuses it",
 		"example.io/SamplePolicy reference auth.secretRefs[]: row lists it; CRD has no reference-shaped field there",
 	}, got)
 }
