@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -109,29 +108,16 @@ func writeExplanation(w io.Writer, ex impact.Explanation, target *policy.TargetK
 	}
 	for _, p := range ex.Paths {
 		fmt.Fprintf(&b, "  %s: %s\n", p.Kind, strings.Join(p.Path, " > "))
-		settings := make([]string, 0, len(p.Sources))
-		for s := range p.Sources {
-			settings = append(settings, s)
-		}
-		sort.Strings(settings)
-		for _, s := range settings {
-			fmt.Fprintf(&b, "    %-24s %s  (from %s)\n", s+":", renderSetting(p.Effective, s), p.Sources[s])
+		for _, s := range p.Settings {
+			fmt.Fprintf(&b, "    %-24s %s  (from %s)\n", s.Name+":", renderValue(s.Value), s.Source)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// renderSetting shows the value of a dotted setting inside the effective spec.
-func renderSetting(effective map[string]any, dotted string) string {
-	var v any = effective
-	for _, seg := range strings.Split(dotted, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			break
-		}
-		v = m[seg]
-	}
+// renderValue shows one setting's value as JSON.
+func renderValue(v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)

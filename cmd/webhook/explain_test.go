@@ -225,3 +225,28 @@ func TestRemoveDeactivation(t *testing.T) {
 	assert.Equal(t, []string{"b", "c"}, keys("f1"), "F1: the default rule a is deactivated")
 	assert.Equal(t, []string{"a", "b", "c"}, keys("f2"), "F2: an override cannot be deactivated")
 }
+
+// TestExplainKeyedListsAsWritten: Envoy Gateway's StrategicMerge merges httpUpgrade and
+// compression by type, and explain shows them as the policies wrote them, in the order
+// Envoy Gateway's own expected output has (testdata/explain/envoy-gateway-strategic-merge):
+// lists, not maps keyed by type, and spdy/3.1, not the fold's spdy/3_1; text and JSON alike.
+func TestExplainKeyedListsAsWritten(t *testing.T) {
+	statuses, effective := explained(t, "envoy-gateway-strategic-merge")
+	route := effective["Gateway envoy-gateway/gateway-1 > Listener http > HTTPRoute default/httproute-1 > Rule 0"]
+	assert.Equal(t, []any{map[string]any{"type": "spdy/3.1"}, map[string]any{"type": "websocket"}}, route["httpUpgrade"])
+	assert.Equal(t, []any{map[string]any{"type": "Brotli"}, map[string]any{"type": "Zstd"}, map[string]any{"type": "Gzip"}}, route["compression"])
+	assert.Equal(t, "PartiallyEnforced", statuses["policy-for-gateway"].Status, "merged on httproute-1, overridden on grpcroute-1")
+	assert.Equal(t, "Enforced", statuses["merged-policy-for-route"].Status)
+
+	code, out, errOut := runCLI(t, "", "explain", "-f", "testdata/explain/envoy-gateway-strategic-merge/in.yaml")
+	require.Equal(t, 0, code, errOut)
+	for _, line := range []string{
+		`    httpUpgrade[type=spdy/3.1].type: "spdy/3.1"  (from default/merged-policy-for-route)`,
+		`    httpUpgrade[type=websocket].type: "websocket"  (from envoy-gateway/policy-for-gateway)`,
+		`    compression[type=Gzip].type: "Gzip"  (from envoy-gateway/policy-for-gateway)`,
+		`    timeout.tcp.connectTimeout: "10s"  (from default/merged-policy-for-route)`,
+	} {
+		assert.Contains(t, out, line+"\n")
+	}
+	assert.NotContains(t, out, "spdy/3_1")
+}

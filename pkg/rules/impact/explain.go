@@ -27,12 +27,17 @@ type PolicyStatus struct {
 }
 
 // PathEffect is the effective policy of one kind on one context path, with the policy
-// that supplied each setting.
+// that supplied each setting. Effective is in the policies' own shape (a list merged by key
+// is a list, keys as written) and Sources names each setting as merge.Display does
+// ("httpUpgrade[type=spdy/3.1].type").
 type PathEffect struct {
 	Kind      string            `json:"kind"`
 	Path      []string          `json:"path"`
 	Effective map[string]any    `json:"effective"`
 	Sources   map[string]string `json:"sources"`
+	// Settings are the settings behind Sources, sorted by name, with their values (the text
+	// output prints them one per line).
+	Settings []merge.Shown `json:"-"`
 }
 
 // Explain computes the explanation. With a target, only paths through it are shown, and
@@ -77,7 +82,12 @@ func Explain(snap topology.State, table *kinds.KindTable, target *policy.TargetK
 			if e.Empty() {
 				continue
 			}
-			ex.Paths = append(ex.Paths, PathEffect{Kind: row.Kind, Path: c.Strings(), Effective: e.Spec(), Sources: e.Sources()})
+			spec, shown := e.Display()
+			sources := make(map[string]string, len(shown))
+			for _, s := range shown {
+				sources[s.Name] = s.Source
+			}
+			ex.Paths = append(ex.Paths, PathEffect{Kind: row.Kind, Path: c.Strings(), Effective: spec, Sources: sources, Settings: shown})
 		}
 		for _, p := range policies {
 			if target != nil && !shown[p] {

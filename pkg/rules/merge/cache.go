@@ -50,7 +50,7 @@ func (c *Cache) Settings(p *policy.Policy, b policy.Block) []Setting {
 		// NGINX snippets): none replaces another's settings, so each keeps its own.
 		prefix = []string{p.Ref()}
 	}
-	flattenForFold(prefix, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, b.ListKeys, p, &out)
+	flattenForFold(prefix, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, b.ListKeys, p, nil, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	byField[b.Field] = out
 	return out
@@ -73,7 +73,9 @@ func (c *Cache) Removes(p *policy.Policy) []string {
 	return out
 }
 
-func flattenForFold(prefix []string, m map[string]any, namedRules []string, listKeys map[string][]string, p *policy.Policy, out *[]Setting) {
+// flattenForFold appends the fold's settings of m; marks are the keyed-list items the
+// settings of m lie in (Setting.Items).
+func flattenForFold(prefix []string, m map[string]any, namedRules []string, listKeys map[string][]string, p *policy.Policy, marks []ListItem, out *[]Setting) {
 	for k, v := range m {
 		segs := append(append([]string(nil), prefix...), k)
 		path := strings.Join(segs, ".")
@@ -82,18 +84,21 @@ func flattenForFold(prefix []string, m map[string]any, namedRules []string, list
 		case isMap && slices.Contains(namedRules, path):
 			for name, rule := range child {
 				rs := append(append([]string(nil), segs...), name)
-				*out = append(*out, Setting{Path: path + "." + name, Segs: rs, Value: rule, Source: p})
+				*out = append(*out, Setting{Path: path + "." + name, Segs: rs, Value: rule, Source: p, Items: marks})
 			}
 		case isMap && len(child) > 0:
-			flattenForFold(segs, child, namedRules, listKeys, p, out)
+			flattenForFold(segs, child, namedRules, listKeys, p, marks, out)
 		default:
 			if items, ok := keyedItems(v, listKeys[path]); ok {
 				for _, it := range items {
-					flattenForFold(segs, map[string]any{it.key: it.item}, namedRules, listKeys, p, out)
+					// A fresh slice per item: its settings must not share a backing array
+					// a sibling item appends to.
+					itemMarks := append(marks[:len(marks):len(marks)], ListItem{Seg: len(segs), Selector: it.selector, Index: it.index})
+					flattenForFold(segs, map[string]any{it.key: it.item}, namedRules, listKeys, p, itemMarks, out)
 				}
 				continue
 			}
-			*out = append(*out, Setting{Path: path, Segs: segs, Value: v, Source: p})
+			*out = append(*out, Setting{Path: path, Segs: segs, Value: v, Source: p, Items: marks})
 		}
 	}
 }

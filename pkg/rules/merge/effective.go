@@ -48,22 +48,11 @@ func (e *Effective) Settings() []Setting {
 	return out
 }
 
-// Spec rebuilds the effective settings as a nested object.
+// Spec rebuilds the effective settings as a nested object in the policies' own shape
+// (Display).
 func (e *Effective) Spec() map[string]any {
-	out := map[string]any{}
-	for _, u := range e.Settings() {
-		m := out
-		for _, seg := range u.Segs[:len(u.Segs)-1] {
-			next, ok := m[seg].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[seg] = next
-			}
-			m = next
-		}
-		m[u.Segs[len(u.Segs)-1]] = u.Value
-	}
-	return out
+	spec, _ := e.Display()
+	return spec
 }
 
 // Setting returns the effective setting at path.
@@ -96,11 +85,13 @@ func (e *Effective) LostTo(yield func(string, *policy.Policy) bool) {
 // Empty reports whether the effective policy sets nothing.
 func (e *Effective) Empty() bool { return len(e.settings) == 0 }
 
-// Sources maps each effective setting to the policy that supplied it ("namespace/name").
+// Sources maps each effective setting, named as Display names it, to the policy that
+// supplied it ("namespace/name").
 func (e *Effective) Sources() map[string]string {
-	out := make(map[string]string, len(e.settings))
-	for path, u := range e.settings {
-		out[path] = u.Source.Ref()
+	_, shown := e.Display()
+	out := make(map[string]string, len(shown))
+	for _, s := range shown {
+		out[s.Name] = s.Source
 	}
 	return out
 }

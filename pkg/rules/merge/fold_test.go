@@ -192,8 +192,11 @@ spec:
 		"StrategicMerge merges keyed lists by key": {
 			route: "mergeType: StrategicMerge\n  compression: [{type: Brotli}, {type: Zstd}]",
 			wantSources: map[string]string{
-				"compression.Gzip.type": "app/gateway-wide", "compression.Brotli.type": "app/route", "compression.Zstd.type": "app/route",
+				"compression[type=Gzip].type": "app/gateway-wide", "compression[type=Brotli].type": "app/route", "compression[type=Zstd].type": "app/route",
 				"retry.numRetries": "app/gateway-wide", "retry.perRetry.timeout": "app/gateway-wide"},
+			// Envoy Gateway's expected output: the route's Brotli and Zstd, then the Gateway's Gzip.
+			wantSpec: map[string]any{"compression": []any{map[string]any{"type": "Brotli"}, map[string]any{"type": "Zstd"}, map[string]any{"type": "Gzip"}},
+				"retry": map[string]any{"numRetries": int64(3), "perRetry": map[string]any{"timeout": "1s"}}},
 		},
 		"JSONMerge replaces lists whole": {
 			route:       "mergeType: JSONMerge\n  compression: [{type: Brotli}, {type: Zstd}]",
@@ -203,7 +206,7 @@ spec:
 		},
 		"a null removes what the Gateway set": {
 			route:       "mergeType: JSONMerge\n  retry: {perRetry: null}",
-			wantSources: map[string]string{"compression.Gzip.type": "app/gateway-wide", "retry.numRetries": "app/gateway-wide"},
+			wantSources: map[string]string{"compression[type=Gzip].type": "app/gateway-wide", "retry.numRetries": "app/gateway-wide"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

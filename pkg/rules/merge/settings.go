@@ -31,6 +31,21 @@ type Setting struct {
 	Value any
 	// Source is the policy that supplied the setting; set by the fold only.
 	Source *policy.Policy
+	// Items marks the segments of Segs that name an item of a keyed list, in order; set by
+	// the fold only. Path and Segs name an item by its key with dots escaped (the form the
+	// fold and the conflict rules compare); Display shows the list as the policy wrote it.
+	Items []ListItem
+}
+
+// ListItem marks one segment of a Setting's Segs as an item of a keyed list.
+type ListItem struct {
+	// Seg is the index in Segs of the item's (escaped) key; Segs[Seg-1] names the list.
+	Seg int
+	// Selector names the item as people read it: its key fields and values as written,
+	// "type=spdy/3.1" (several keys joined by ",").
+	Selector string
+	// Index is the item's position in the list its source wrote.
+	Index int
 }
 
 // granularity orders strategies from coarse to fine, for comparing two blocks.
@@ -102,6 +117,7 @@ func keyedItems(v any, keys []string) ([]keyedItem, bool) {
 			return nil, false
 		}
 		parts := make([]string, len(keys))
+		selector := make([]string, len(keys))
 		for i, key := range keys {
 			var v any = m
 			for _, seg := range strings.Split(key, ".") {
@@ -113,21 +129,24 @@ func keyedItems(v any, keys []string) ([]keyedItem, bool) {
 				return nil, false
 			}
 			parts[i] = strings.ReplaceAll(s, ".", "_") // a dot would split the setting's path
+			selector[i] = key + "=" + s
 		}
 		name := strings.Join(parts, "/")
 		if slices.ContainsFunc(out, func(it keyedItem) bool { return it.key == name }) {
 			return nil, false
 		}
-		out = append(out, keyedItem{key: name, index: i, item: m})
+		out = append(out, keyedItem{key: name, selector: strings.Join(selector, ","), index: i, item: m})
 	}
 	return out, true
 }
 
-// keyedItem is one item of a keyed list: its key, its index in the list, the item.
+// keyedItem is one item of a keyed list: its key (escaped for a setting's path), its key
+// fields as written (ListItem.Selector), its index in the list, the item.
 type keyedItem struct {
-	key   string
-	index int
-	item  map[string]any
+	key      string
+	selector string
+	index    int
+	item     map[string]any
 }
 
 // flattenNamedRules follows the Kuadrant RFC's merge granularity: each entry of a map that
