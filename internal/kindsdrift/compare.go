@@ -34,10 +34,9 @@ func (d Drift) String() string {
 	return fmt.Sprintf("%s: row %s; CRD %s", d.Key(), d.Row, d.CRD)
 }
 
-// Compare lists where row contradicts the facts of its CRD, and returns the facts it read.
-// crd gives the served versions; the other facts are read at the CRD's storage version
-// when the row lists it, else at the last version the row lists that the CRD serves, else
-// at the storage version.
+// Compare lists where row contradicts the facts of its CRD, and returns the facts read at
+// the primary version: the CRD's storage version when the row lists it, else the last
+// version the row lists that the CRD serves.
 func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 	gk := row.Group + "/" + row.Kind
 	var out []Drift
@@ -56,17 +55,48 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 		}
 	}
 
-	version := crd.Storage
+	// Every version the row lists and the CRD serves is read, the primary one (the storage
+	// version, else the row's last) first; a fact is reported once, from the first version
+	// that shows it.
+	var versions []string
 	for _, v := range crd.Served {
-		if slices.Contains(row.Versions, v) {
-			version = v
-			if v == crd.Storage {
-				break
+		if len(row.Versions) == 0 || slices.Contains(row.Versions, v) {
+			versions = append(versions, v)
+		}
+	}
+	primary := crd.Storage
+	if len(versions) > 0 && !slices.Contains(versions, primary) {
+		primary = versions[len(versions)-1]
+	}
+	versions = append([]string{primary}, slices.DeleteFunc(versions, func(v string) bool { return v == primary })...)
+	seen := map[string]bool{}
+	for _, d := range out {
+		seen[d.Key()] = true
+	}
+	var facts Facts
+	for i, v := range versions {
+		f := FactsOf(crd, v)
+		if i == 0 {
+			facts = f
+		}
+		for _, d := range compareFacts(row, f) {
+			if !seen[d.Key()] {
+				seen[d.Key()] = true
+				out = append(out, d)
 			}
 		}
 	}
-	f := FactsOf(crd, version)
+	return out, facts
+}
 
+// compareFacts lists where row contradicts the facts of one CRD version.
+func compareFacts(row *kinds.KindRow, f Facts) []Drift {
+	gk := row.Group + "/" + row.Kind
+	version := f.Version
+	var out []Drift
+	add := func(fact, item, r, c string) {
+		out = append(out, Drift{Kind: gk, Fact: fact, Item: item, Row: r, CRD: c})
+	}
 	for _, name := range TargetFields {
 		inRow, inCRD := row.HasTargetRefField(name), slices.Contains(f.TargetRefFields, name)
 		switch {
@@ -185,7 +215,7 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 			add("reference", r.Path, "lists it", "has no reference-shaped field there")
 		}
 	}
-	return out, f
+	return out
 }
 
 // RowMaxTargetRefs is the cap the engine applies to spec.targetRefs (row.MaxRefs); 0 for

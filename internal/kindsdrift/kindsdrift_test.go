@@ -288,3 +288,33 @@ func TestGatewayAPISourceFollowsGoMod(t *testing.T) {
 	}
 	t.Fatal("DefaultSources has no sigs.k8s.io/gateway-api")
 }
+
+// Every version the row lists is read; a fact is reported once.
+func TestCompareReadsEveryListedVersion(t *testing.T) {
+	schema := func(maxItems int, withRef bool) map[string]any {
+		ref := map[string]any{"properties": map[string]any{"kind": map[string]any{}, "name": map[string]any{}, "namespace": map[string]any{}}}
+		props := map[string]any{"targetRefs": map[string]any{"maxItems": float64(maxItems), "items": ref}}
+		if withRef {
+			props["backendRef"] = ref
+		}
+		return map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": props}}}
+	}
+	crd := &CRD{
+		Group: "example.io", Kind: "SamplePolicy", Served: []string{"v1alpha1", "v1beta1", "v1"}, Storage: "v1",
+		Schemas: map[string]map[string]any{"v1": schema(8, false), "v1beta1": schema(4, true), "v1alpha1": schema(2, true)},
+	}
+	row := &kinds.KindRow{
+		Group: "example.io", Kind: "SamplePolicy", Versions: []string{"v1", "v1beta1", "v1alpha1"},
+		TargetRefFields: []string{"targetRefs"}, MaxTargetRefs: 8, CrossNamespaceTargets: true,
+	}
+	drift, facts := Compare(row, crd)
+	assert.Equal(t, "v1", facts.Version)
+	var got []string
+	for _, d := range drift {
+		got = append(got, d.String())
+	}
+	assert.Equal(t, []string{
+		"example.io/SamplePolicy maxTargetRefs: row at most 8; CRD at most 2",
+		"example.io/SamplePolicy reference backendRef: row does not list it; CRD a reference with a namespace field",
+	}, got)
+}
