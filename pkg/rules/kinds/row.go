@@ -158,6 +158,19 @@ type TargetKind struct {
 	// reserves for cluster-scoped policies, where the implementation allows it (Envoy
 	// Gateway's EnvoyPatchPolicy on a GatewayClass whose Gateways it merges).
 	FromNamespace bool `json:"fromNamespace,omitempty"`
+	// OnlyFromNamespace, when set, is the one namespace from which the implementation applies
+	// a policy on this target (Istio: a GatewayClass target, from its root namespace). A
+	// policy elsewhere is stored and ignored: a warning, never a denial, since the namespace
+	// may be configured otherwise.
+	OnlyFromNamespace *NamespaceSetting `json:"onlyFromNamespace,omitempty"`
+}
+
+// NamespaceSetting is a namespace the implementation reads from its own configuration.
+type NamespaceSetting struct {
+	// Namespace is its default.
+	Namespace string `json:"namespace"`
+	// Configurable names the setting that changes it (the webhook cannot read it).
+	Configurable string `json:"configurable,omitempty"`
 }
 
 // Stanzas names the spec fields that hold each kind of rule block.

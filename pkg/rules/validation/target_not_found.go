@@ -10,13 +10,17 @@ import (
 )
 
 // WarnMissingTargets warns, never denies, when a target or its section does not exist yet:
-// `kubectl apply -f dir/` must not depend on the order of files.
+// `kubectl apply -f dir/` must not depend on the order of files. It also warns when the
+// implementation acts on a target only from another namespace (warnOnlyFromNamespace).
 func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 	var warnings []string
 	for _, ref := range p.TargetRefs {
 		target, ok := p.Row.Target(ref.Group, ref.Kind)
 		if !ok || ref.Name == "" {
 			continue
+		}
+		if w, ok := warnOnlyFromNamespace(p, ref, target); ok {
+			warnings = append(warnings, w)
 		}
 		key := p.Key(ref)
 		obj, found := snap.Object(key)
