@@ -2,6 +2,8 @@ package validation
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
@@ -47,15 +49,25 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 // objects in other namespaces without a ReferenceGrant (counted, not named: they belong to
 // other tenants).
 func selectorWarnings(p *policy.Policy, sel *policy.TargetSelector, snap topology.Snapshot) []string {
+	target, _ := p.Row.Target(sel.Group, sel.Kind)
+	checkSection := sel.SectionName != "" && target.Section != kinds.NoSections
 	selected, ungranted := 0, map[string]int{}
+	var withoutSection []*topology.Object
 	for o, granted := range topology.Selected(snap, p, sel) {
-		if granted {
-			selected++
-		} else {
+		switch {
+		case !granted:
 			ungranted[o.Namespace]++
+		default:
+			selected++
+			if checkSection && o.HasSections() && !o.HasSection(sel.SectionName) {
+				withoutSection = append(withoutSection, o)
+			}
 		}
 	}
 	var warnings []string
+	if w, ok := selectedWithoutSection(p, sel, target, withoutSection); ok {
+		warnings = append(warnings, w)
+	}
 	if n := len(ungranted); n > 0 {
 		count := 0
 		for _, c := range ungranted {
@@ -69,6 +81,39 @@ func selectorWarnings(p *policy.Policy, sel *policy.TargetSelector, snap topolog
 			WarningSelectsNothing, sel.Path, policy.Echo(sel.Kind)))
 	}
 	return warnings
+}
+
+// selectedWithoutSection is the SectionNotFound warning of a selector whose sectionName
+// some selected objects lack (kgateway's and agentgateway's selectors carry one): the one
+// a reference naming that object gets, or, for several, their count and those in the
+// policy's own namespace by name (objects elsewhere belong to other tenants).
+func selectedWithoutSection(p *policy.Policy, sel *policy.TargetSelector, target kinds.TargetKind, objs []*topology.Object) (string, bool) {
+	path := sel.Path.Child("sectionName")
+	noun, section := target.Section.Noun(), policy.Echo(sel.SectionName)
+	switch {
+	case len(objs) == 0:
+		return "", false
+	case len(objs) == 1 && objs[0].Namespace == p.Namespace:
+		return fmt.Sprintf("%s: %s: %s has no %s named %q; the policy takes effect once it does",
+			WarningSectionNotFound, path, objs[0].Key().Object().Shown(), noun, section), true
+	}
+	var own []string
+	for _, o := range objs {
+		if o.Namespace == p.Namespace {
+			own = append(own, o.Namespace+"/"+policy.Echo(o.Name))
+		}
+	}
+	sort.Strings(own)
+	const named = 5
+	if len(own) > named {
+		own = append(own[:named], "...")
+	}
+	mine := ""
+	if len(own) > 0 {
+		mine = " (" + strings.Join(own, ", ") + ")"
+	}
+	return fmt.Sprintf("%s: %s: %d selected %s%s have no %s named %q; the policy takes effect on each once it does",
+		WarningSectionNotFound, path, len(objs), plural(len(objs), policy.Echo(sel.Kind)), mine, noun, section), true
 }
 
 func plural(n int, noun string) string {

@@ -1,0 +1,71 @@
+package validation_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/policyattachment/webhook/internal/rulestest"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/validation"
+)
+
+// kgateway's selectors carry a sectionName (api/v1alpha1 LocalPolicyTargetSelectorWithSectionName):
+// a selected object without that section gets the SectionNotFound warning a reference naming
+// it gets.
+func TestSelectorSectionNotFound(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	gateway := func(name, team, listener string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ` + name + `, namespace: app, labels: {team: ` + team + `}}
+spec:
+  gatewayClassName: example
+  listeners: [{name: ` + listener + `, protocol: HTTP, port: 80}]
+---`
+	}
+	snap := rulestest.World(t, table,
+		gateway("one", "a", "http")+gateway("two", "b", "https")+gateway("three", "b", "grpc")+gateway("four", "c", "http")+`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r1, namespace: app, labels: {team: a}}
+spec:
+  parentRefs: [{name: one}]
+  rules: [{name: checkout, backendRefs: [{name: b1, port: 80}]}]`)
+	cases := map[string]struct {
+		selectors string
+		want      []string
+	}{
+		"every selected Gateway has the listener": {
+			selectors: `[{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {team: a}, sectionName: http}]`,
+		},
+		"no sectionName": {
+			selectors: `[{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {team: b}}]`,
+		},
+		"one selected Gateway without the listener": {
+			selectors: `[{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {team: a}, sectionName: https}]`,
+			want:      []string{`SectionNotFound: spec.targetSelectors[0].sectionName: Gateway app/one has no listener named "https"; the policy takes effect once it does`},
+		},
+		"several selected Gateways without the listener": {
+			selectors: `[{group: gateway.networking.k8s.io, kind: Gateway, matchExpressions: [{key: team, operator: Exists}], sectionName: https}]`,
+			want:      []string{`SectionNotFound: spec.targetSelectors[0].sectionName: 3 selected Gateways (app/four, app/one, app/three) have no listener named "https"; the policy takes effect on each once it does`},
+		},
+		"a selected route without the rule": {
+			selectors: `[{group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {team: a}, sectionName: payment}]`,
+			want:      []string{`SectionNotFound: spec.targetSelectors[0].sectionName: HTTPRoute app/r1 has no route rule named "payment"; the policy takes effect once it does`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := rulestest.PolicyOf(t, table, `
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetSelectors: `+tc.selectors+`
+  timeouts: {request: 10s}`)
+			assert.Equal(t, tc.want, validation.WarnMissingTargets(p, snap))
+		})
+	}
+}
