@@ -43,6 +43,17 @@ func TestHostileReviews(t *testing.T) {
 	for i := range refs {
 		refs[i] = fmt.Sprintf(`{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r%d"}`, i)
 	}
+	// Kinds whose CRD sets no maxItems (ColorPolicy's, Envoy Gateway's) are judged whatever
+	// their length; the answer names the first MaxDenials-1 problems and counts the rest.
+	badRefs := make([]string, 10000)
+	for i := range badRefs {
+		badRefs[i] = fmt.Sprintf(`{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "R%d"}`, i)
+	}
+	var badCauses []string
+	for i := range MaxDenials - 1 {
+		badCauses = append(badCauses, fmt.Sprintf(`spec.targetRefs[%d].name: Invalid value: "R%d": InvalidTargetRef: must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is`, i, i))
+	}
+	badCauses = append(badCauses, "spec: Forbidden: InvalidTargetRef: 9991 more problems not shown; `webhook check -f` on the manifest lists them all")
 	cases := map[string]struct {
 		contentType string
 		body        string
@@ -84,10 +95,14 @@ func TestHostileReviews(t *testing.T) {
 			wantCode:    http.StatusUnprocessableEntity,
 			wantMessage: `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs[0].name: Invalid value: "g` + "\ufffd" + `(": InvalidTargetRef: must be a lowercase RFC 1123 subdomain (letters, digits, '-' and '.'), as every object name is`,
 		},
-		"10,000 targetRefs": {
+		"10,000 targetRefs of a kind whose CRD sets no limit are judged": {
 			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [`+strings.Join(refs, ",")+`], "color": "red"}`)),
+			wantAllowed: true, wantCode: http.StatusOK,
+		},
+		"10,000 malformed targetRefs: the first causes and a count": {
+			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [`+strings.Join(badRefs, ",")+`], "color": "red"}`)),
 			wantCode:    http.StatusUnprocessableEntity,
-			wantMessage: `ColorPolicy.policies.controller.io "p" is invalid: spec.targetRefs: Too many: 10000: InvalidTargetRef: must have at most 16 items`,
+			wantMessage: `ColorPolicy.policies.controller.io "p" is invalid: [` + strings.Join(badCauses, ", ") + "]",
 		},
 		"a policy naming itself": {
 			body:        hostileReview("admission.k8s.io/v1", colorObject(`{"targetRefs": [{"group": "policies.controller.io", "kind": "ColorPolicy", "name": "p"}], "color": "red"}`)),
@@ -106,7 +121,7 @@ func TestHostileReviews(t *testing.T) {
 			req.Header.Set("Content-Type", contentType)
 			handler.ServeHTTP(rec, req)
 			require.Equal(t, http.StatusOK, rec.Code, "the answer is always an AdmissionReview")
-			assert.Less(t, rec.Body.Len(), 4096, "the answer stays small")
+			assert.Less(t, rec.Body.Len(), 6144, "the answer stays small (at most MaxDenials causes)")
 			var review admissionv1.AdmissionReview
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &review))
 			require.NotNil(t, review.Response)

@@ -48,7 +48,7 @@ func TestReviewsCounterLabelsTheFirstReason(t *testing.T) {
 	before, beforeDry := testutil.ToFloat64(counter), testutil.ToFloat64(dryRuns)
 	req := review(t, admissionv1.Create, kinds.GatewayGroup, "BackendTLSPolicy", `{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "p", "namespace": "app"},
-		"spec": {"targetRefs": [{"group": "", "kind": "Gateway", "name": "b1"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`)
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "B1"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`)
 	resp := h.Handle(context.Background(), req)
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, map[string]string{AuditReason: validation.ReasonInvalidTargetRef}, resp.AuditAnnotations)

@@ -28,6 +28,12 @@ type Mutator struct {
 
 var _ admission.Handler = (*Mutator)(nil)
 
+// maxPredictedTargetRefs bounds the mutating door's work on its own: a policy of a kind whose
+// CRD sets no maxItems (Envoy Gateway's) may name any number of targets, and the validating
+// door judges them all, but its impact is predicted only up to this many (16 times the
+// Gateway API's usual maxItems; no implementation's example comes near it).
+const maxPredictedTargetRefs = 256
+
 // Handle implements controller-runtime's admission.Handler.
 func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Response {
 	if err := checkRequest(req); err != nil {
@@ -50,10 +56,12 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 	if p.Namespace == "" && row.Scope == kinds.Namespaced {
 		p.Namespace = req.Namespace
 	}
-	if p.TooManyTargetRefs() {
-		// The validating webhook denies it (the CRD's maxItems usually refuses it first, but
-		// mutation runs before the schema is checked); predicting the impact of every one of
-		// its targets would cost memory in proportion to what a tenant chose to send.
+	if p.TooManyTargetRefs() || len(p.TargetRefs) > maxPredictedTargetRefs {
+		// More than the kind's CRD allows: the validating webhook denies it (the CRD's
+		// maxItems usually refuses it first, but mutation runs before the schema is checked).
+		// More than maxPredictedTargetRefs of a kind whose CRD sets no limit: admitted, but
+		// unannotated. Either way, predicting the impact of every one of its targets would
+		// cost memory and time in proportion to what a tenant chose to send.
 		return admission.Allowed("")
 	}
 	im, summary := m.Store.Predict(p)

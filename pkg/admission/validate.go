@@ -292,12 +292,29 @@ func Response(gk schema.GroupKind, req rules.Request, v rules.Verdict) admission
 	if v.Allowed() {
 		resp = admission.Allowed("")
 	} else {
-		status := invalidStatus(gk, req.Policy.Name, v.Denials)
+		status := invalidStatus(gk, req.Policy.Name, capDenials(v.Denials))
 		resp = admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status,
 			AuditAnnotations: map[string]string{AuditReason: validation.ReasonOf(v.Denials[0])}}}
 	}
 	resp.Warnings = capWarnings(v.Warnings)
 	return resp
+}
+
+// MaxDenials bounds the causes of one denial: a kind whose CRD sets no maxItems (Envoy
+// Gateway's) may name any number of targets, and a cause for each bad one would make an
+// answer that grows with what a requester sent. `webhook check` shows every one.
+const MaxDenials = 10
+
+// capDenials keeps the first MaxDenials-1 causes and counts the others in a last one, at
+// spec, of the first left-out cause's reason.
+func capDenials(errs field.ErrorList) field.ErrorList {
+	if len(errs) <= MaxDenials {
+		return errs
+	}
+	reason := validation.ReasonOf(errs[MaxDenials-1])
+	more := field.Forbidden(field.NewPath("spec"), fmt.Sprintf("%s: %d more problems not shown; `webhook check -f` on the manifest lists them all", reason, len(errs)-(MaxDenials-1)))
+	more.Origin = reason
+	return append(errs[:MaxDenials-1:MaxDenials-1], more)
 }
 
 // MaxWarnings bounds the warnings of one answer: the API server returns each as an HTTP

@@ -67,7 +67,7 @@ func Evaluate(req Request, snap topology.Snapshot) Verdict {
 		}
 	}
 	if !req.Policy.TooManyTargetRefs() {
-		v.Warnings = validation.WarnMissingTargets(req.Policy, snap)
+		v.Warnings = append(validation.WarnMissingTargets(req.Policy, snap), validation.WarnImplementationSpecific(req.Policy)...)
 	}
 	if len(found) == 0 {
 		return v

@@ -20,8 +20,14 @@ func KindTableMarkdown(t *KindTable) string {
 			}
 			targets = append(targets, s)
 		}
+		if r.OtherTargetsImplementationSpecific {
+			targets = append(targets, "other kinds with a warning")
+		}
 		if r.HasTargetRefField("targetSelectors") {
 			targets = append(targets, "by label selector too")
+		}
+		if r.MaxTargetRefs > 0 && r.HasTargetRefField("targetRefs") {
+			targets[len(targets)-1] += fmt.Sprintf("; at most %d", r.MaxTargetRefs)
 		}
 		stanzas := []string{"bare"}
 		stanzas = append(stanzas, r.Stanzas.Defaults...)
@@ -46,7 +52,11 @@ func KindTableMarkdown(t *KindTable) string {
 		}
 		var refs []string
 		for _, ref := range r.References {
-			refs = append(refs, "`"+ref.Path+"`")
+			s := "`" + ref.Path + "`"
+			if ref.OtherKindsImplementationSpecific {
+				s += " (" + strings.Join(ref.Kinds, ", ") + "; other kinds with a warning)"
+			}
+			refs = append(refs, s)
 		}
 		cross := "no"
 		if r.CrossNamespaceTargets {

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"math"
 	"slices"
 	"sort"
 
@@ -66,8 +67,18 @@ type KindRow struct {
 	// SelectorsExclusive refuses targetSelectors together with targetRef(s) (agentgateway's
 	// ExactlyOneOf=targetRefs;targetSelectors).
 	SelectorsExclusive bool `json:"selectorsExclusive,omitempty"`
-	// MaxTargetRefs caps spec.targetRefs; 0 means the Gateway API default of 16.
+	// MaxTargetRefs caps spec.targetRefs where the kind's CRD does (its maxItems); 0: the
+	// CRD sets no limit, and neither does the webhook (a limit copied from another project
+	// would deny what the implementation accepts).
 	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
+	// OtherTargetsImplementationSpecific admits, with an ImplementationSpecific warning, a
+	// target kind outside Targets: the kind's CRD accepts any kind and the spec leaves the
+	// others to implementations (Gateway API's BackendTLSPolicy: "Implementations MAY use
+	// BackendTLSPolicy for ... Other resource types beyond Service").
+	OtherTargetsImplementationSpecific bool `json:"otherTargetsImplementationSpecific,omitempty"`
+	// CoreGroupAliases are spellings of the core API group the implementation reads as ""
+	// in a target reference (NGINX Gateway Fabric: "core").
+	CoreGroupAliases []string `json:"coreGroupAliases,omitempty"`
 	// CrossNamespaceTargets allows targetRefs[].namespace, subject to a ReferenceGrant.
 	CrossNamespaceTargets bool `json:"crossNamespaceTargets,omitempty"`
 	// UniqueSectionPerTarget applies BackendTLSPolicy's two sectionName rules: two refs to
@@ -247,6 +258,11 @@ type Reference struct {
 	DefaultKind  string `json:"defaultKind,omitempty"`
 	// Kinds restricts the kinds the reference may name; empty allows any.
 	Kinds []string `json:"kinds,omitempty"`
+	// OtherKindsImplementationSpecific admits, with an ImplementationSpecific warning, a kind
+	// outside Kinds: the CRD accepts any kind, and which others work is up to the
+	// implementation (BackendTLSPolicy's caCertificateRefs: "other kinds of resources" are
+	// implementation-specific; Envoy Gateway reads ClusterTrustBundle).
+	OtherKindsImplementationSpecific bool `json:"otherKindsImplementationSpecific,omitempty"`
 	// ClusterScopedKinds are kinds that live outside namespaces (ClusterIssuer).
 	ClusterScopedKinds []string `json:"clusterScopedKinds,omitempty"`
 	// Namespaced says the reference may carry a namespace (cross-namespace with a grant).
@@ -277,12 +293,23 @@ func (r *KindRow) TargetKinds() []string {
 	return out
 }
 
-// MaxRefs is the effective cap on targetRefs.
+// MaxRefs is the effective cap on targetRefs: the CRD's maxItems, or no cap (math.MaxInt)
+// where the CRD sets none. The doors bound what a policy of any size costs them on their
+// own (the review door's body and memory bounds, the mutating door's cap on predictions).
 func (r *KindRow) MaxRefs() int {
 	if r.MaxTargetRefs > 0 {
 		return r.MaxTargetRefs
 	}
-	return 16
+	return math.MaxInt
+}
+
+// CoreGroup returns group as the kind's implementation reads it in a target reference: ""
+// for one of the row's CoreGroupAliases, group otherwise.
+func (r *KindRow) CoreGroup(group string) string {
+	if group != "" && slices.Contains(r.CoreGroupAliases, group) {
+		return ""
+	}
+	return group
 }
 
 // StrategyValues lists the allowed strategy field values, sorted for stable messages.

@@ -278,7 +278,9 @@ func (p *Policy) decodeRefList(raw any) {
 
 func (p *Policy) decodeRef(m map[string]any, path *field.Path) TargetRef {
 	ref := TargetRef{Path: path}
-	ref.Group = p.stringField(m, "group", path)
+	// A spelling of the core group the implementation reads as "" is "" here too, so the
+	// reference finds its target and its conflicts as the implementation's does.
+	ref.Group = p.Row.CoreGroup(p.stringField(m, "group", path))
 	ref.Kind = p.stringField(m, "kind", path)
 	ref.Name = p.stringField(m, "name", path)
 	if _, ok := m["namespace"]; ok {

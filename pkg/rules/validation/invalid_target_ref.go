@@ -119,7 +119,9 @@ func validateTargetRef(p *policy.Policy, ref policy.TargetRef) field.ErrorList {
 	target, ok := row.Target(ref.Group, ref.Kind)
 	if !ok {
 		// A malformed group or kind is already reported; "unsupported" would only add noise.
-		if ref.Kind != "" && kindPattern.MatchString(ref.Kind) && groupPattern.MatchString(ref.Group) {
+		// Where the spec leaves other kinds to implementations, WarnImplementationSpecific
+		// says so instead: the CRD accepts them and some implementation may act on them.
+		if ref.Kind != "" && kindPattern.MatchString(ref.Kind) && groupPattern.MatchString(ref.Group) && !row.OtherTargetsImplementationSpecific {
 			errs = append(errs, unsupportedTarget(row, ref))
 		}
 		return errs
@@ -258,7 +260,7 @@ func ValidateReferences(p *policy.Policy, _ topology.Snapshot, _ *Messages) fiel
 		}
 		if ref.Kind == "" {
 			errs = append(errs, field.Required(ref.Path.Child("kind"), ""))
-		} else if len(ref.Spec.Kinds) > 0 && !slices.Contains(ref.Spec.Kinds, ref.Kind) {
+		} else if len(ref.Spec.Kinds) > 0 && !slices.Contains(ref.Spec.Kinds, ref.Kind) && !ref.Spec.OtherKindsImplementationSpecific {
 			errs = append(errs, field.NotSupported(ref.Path.Child("kind"), ref.Kind, ref.Spec.Kinds))
 		}
 		if !ref.HasNamespace {
