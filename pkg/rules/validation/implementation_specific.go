@@ -35,8 +35,8 @@ func WarnImplementationSpecific(p *policy.Policy) []string {
 		if !ref.Spec.OtherKindsImplementationSpecific || ref.Kind == "" || len(ref.Spec.Kinds) == 0 || slices.Contains(ref.Spec.Kinds, ref.Kind) {
 			continue
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: %s: every implementation of %s reads %s; %s is implementation-specific, so the reference resolves only where yours supports it",
-			WarningImplementationSpecific, ref.Path.Child("kind"), row.Kind, strings.Join(ref.Spec.Kinds, " or "), policy.Echo(ref.Kind)))
+		warnings = append(warnings, fmt.Sprintf("%s: %s: %s is not one of the kinds checked here (%s) but is left to implementations, so the reference resolves only where yours supports it",
+			WarningImplementationSpecific, ref.Path.Child("kind"), policy.Echo(ref.Kind), strings.Join(ref.Spec.Kinds, ", ")))
 	}
 	return warnings
 }

@@ -156,7 +156,7 @@ spec:
     caCertificateRefs: [{name: ca-cluster-trust-bundle, group: "", kind: ClusterTrustBundle}]
     hostname: example.com`,
 			warnings: []string{
-				"ImplementationSpecific: spec.validation.caCertificateRefs[0].kind: every implementation of BackendTLSPolicy reads ConfigMap or Secret; ClusterTrustBundle is implementation-specific, so the reference resolves only where yours supports it",
+				"ImplementationSpecific: spec.validation.caCertificateRefs[0].kind: ClusterTrustBundle is not one of the kinds checked here (ConfigMap, Secret) but is left to implementations, so the reference resolves only where yours supports it",
 			},
 		},
 		"kgateway TrafficPolicy on a GRPCRoute rule": {
