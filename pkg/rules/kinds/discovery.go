@@ -103,6 +103,42 @@ func RowFromCRD(crd map[string]any) (row CRDRow, labelled bool, err error) {
 			}
 		}
 	}
+	r.MaxTargetRefs = maxTargetRefsOf(versions)
 	row.Row = r
 	return row, true, nil
+}
+
+// maxTargetRefsOf reads the maxItems of spec.targetRefs from a CRD's versions: the greatest
+// any version sets, or 0 (no limit) when one of them sets none, so that no version's policy
+// is denied what its own schema accepts.
+func maxTargetRefsOf(versions []any) int {
+	most := 0
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		schema, _ := m["schema"].(map[string]any)
+		root, _ := schema["openAPIV3Schema"].(map[string]any)
+		props, _ := root["properties"].(map[string]any)
+		spec, _ := props["spec"].(map[string]any)
+		specProps, _ := spec["properties"].(map[string]any)
+		refs, _ := specProps["targetRefs"].(map[string]any)
+		n, ok := asInt(refs["maxItems"])
+		if !ok || n <= 0 {
+			return 0
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// asInt reads a JSON number as decoded generically (float64, int64 or int).
+func asInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int(n), n == float64(int(n))
+	case int64:
+		return int(n), true
+	case int:
+		return n, true
+	}
+	return 0, false
 }
