@@ -30,6 +30,9 @@ func WarnImplementationSpecific(p *policy.Policy) []string {
 				WarningImplementationSpecific, ref.Path.Child("kind"), row.Kind, strings.Join(row.TargetKinds(), ", "), policy.Echo(kinds.QualifiedKind(ref.Group, ref.Kind))))
 		}
 	}
+	if !slices.ContainsFunc(row.References, func(r kinds.Reference) bool { return r.OtherKindsImplementationSpecific }) {
+		return warnings // no decoding of references on a review that cannot warn about one
+	}
 	refs, _ := p.ObjectRefs()
 	for _, ref := range refs {
 		if !ref.Spec.OtherKindsImplementationSpecific || ref.Kind == "" || len(ref.Spec.Kinds) == 0 || slices.Contains(ref.Spec.Kinds, ref.Kind) {
