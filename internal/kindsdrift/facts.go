@@ -228,7 +228,7 @@ func walkRefs(s map[string]any, path string, inherited []string, depth int, out 
 			set[k] = true
 		}
 		for _, r := range append(append([]string{}, inherited...), own...) {
-			if strings.Contains(r, "kind") {
+			if restrictsKinds(r) {
 				for _, mm := range quotedKind.FindAllStringSubmatch(r, -1) {
 					set[mm[1]] = true
 				}
@@ -239,6 +239,9 @@ func walkRefs(s map[string]any, path string, inherited []string, depth int, out 
 		return
 	}
 	for name, child := range props {
+		if forbidden(own, name) {
+			continue // the CRD refuses the field whenever it is set: nothing it names is read
+		}
 		var down []string
 		for _, r := range own {
 			if strings.Contains(r, "self."+name) {
@@ -305,4 +308,30 @@ func sortedSet(in []string) []string {
 		set[s] = true
 	}
 	return keys(set)
+}
+
+// forbidden reports a rule among rules that refuses the property name whenever it is set
+// (Envoy Gateway's "BackendRefs must be used, backendRef is not supported.":
+// !has(self.backendRef)).
+func forbidden(rules []string, name string) bool {
+	for _, r := range rules {
+		if strings.ReplaceAll(r, " ", "") == "!has(self."+name+")" {
+			return true
+		}
+	}
+	return false
+}
+
+// restrictsKinds reports a rule that speaks of the reference's kind to limit it, not one
+// that only asks more of some kind (Envoy Gateway's "Must have port for Service
+// reference": (size(self.group) == 0 && self.kind == 'Service') ? has(self.port) : true).
+func restrictsKinds(rule string) bool {
+	if !strings.Contains(rule, "kind") {
+		return false
+	}
+	r := strings.TrimSpace(rule)
+	if i := strings.Index(r, "?"); i >= 0 && strings.HasSuffix(strings.ReplaceAll(r, " ", ""), ":true") {
+		return strings.Contains(r[i:], "kind")
+	}
+	return true
 }

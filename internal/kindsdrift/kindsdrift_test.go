@@ -27,15 +27,6 @@ var knownDrift = map[string]string{
 	// applies the rule before the webhook; `check` does not see it (issue 28).
 	"gateway.envoyproxy.io/BackendTrafficPolicy fieldTargetKinds admissionControl": "per-field target rule the row format cannot hold yet; enforced by the API server",
 
-	// Single backendRef fields (EG's BackendRef, deprecated beside backendRefs) and the
-	// CA references of Wasm code sources: cross-namespace references the rows do not list,
-	// so no ReferenceGrant is checked for them.
-	"gateway.envoyproxy.io/EnvoyExtensionPolicy reference extProc[].backendRef":                   "not listed: no ReferenceGrant check for it yet",
-	"gateway.envoyproxy.io/EnvoyExtensionPolicy reference wasm[].code.http.tls.caCertificateRef":  "not listed: no ReferenceGrant check for it yet",
-	"gateway.envoyproxy.io/EnvoyExtensionPolicy reference wasm[].code.image.tls.caCertificateRef": "not listed: no ReferenceGrant check for it yet",
-	"gateway.envoyproxy.io/SecurityPolicy reference jwt.providers[].remoteJWKS.backendRef":        "not listed: no ReferenceGrant check for it yet",
-	"gateway.envoyproxy.io/SecurityPolicy reference oidc.provider.backendRef":                     "not listed: no ReferenceGrant check for it yet",
-
 	// Istio's targetRef(s).namespace carries "cross namespace referencing is not currently
 	// supported" (self.size() == 0): not even the policy's own namespace may be named; the
 	// rows admit the own namespace (issue 28). The API server refuses it before us.

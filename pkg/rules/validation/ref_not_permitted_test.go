@@ -130,6 +130,64 @@ spec:
   from: [{group: gateway.envoyproxy.io, kind: SecurityPolicy, namespace: app}]
   to: [{group: "", kind: Secret, name: htpasswd}]`},
 		},
+		// Envoy Gateway v1.9.1 validateExtServiceBackendReference: "backend ref to Service
+		// auth/jwks not permitted by any ReferenceGrant" leaves the policy not Accepted.
+		"cross-namespace remoteJWKS backend": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: jwt, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  jwt:
+    providers:
+    - name: example
+      remoteJWKS:
+        uri: https://jwks.auth/keys
+        backendRefs: [{name: jwks, namespace: auth, port: 443}]`,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.jwt.providers[0].remoteJWKS.backendRefs[0].namespace", validation.ReasonRefNotPermitted,
+				`no ReferenceGrant in namespace "auth" lets SecurityPolicy from namespace "app" reference Service "jwks"`)},
+		},
+		"cross-namespace extProc Backend with a grant": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: ext, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  extProc:
+  - backendRefs: [{group: gateway.envoyproxy.io, kind: Backend, name: proc, namespace: ext}]`,
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: g, namespace: ext}
+spec:
+  from: [{group: gateway.envoyproxy.io, kind: EnvoyExtensionPolicy, namespace: app}]
+  to: [{group: gateway.envoyproxy.io, kind: Backend}]`},
+		},
+		// envoyextensionpolicy.go -> validateAndGetDataAtKeyInRef: a Secret or ConfigMap CA
+		// across namespaces needs a grant; a ClusterTrustBundle lives in none.
+		"cross-namespace Wasm CA": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: wasm, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  wasm:
+  - code:
+      type: HTTP
+      http:
+        url: https://wasm.example/filter.wasm
+        tls: {caCertificateRef: {name: ca, namespace: certs}}
+  - code:
+      type: Image
+      image:
+        url: oci://wasm.example/filter:v1
+        tls: {caCertificateRef: {group: certificates.k8s.io, kind: ClusterTrustBundle, name: ca}}`,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.wasm[0].code.http.tls.caCertificateRef.namespace", validation.ReasonRefNotPermitted,
+				`no ReferenceGrant in namespace "certs" lets EnvoyExtensionPolicy from namespace "app" reference Secret "ca"`)},
+		},
 		"ClusterIssuer needs no grant": {
 			policy: `
 apiVersion: kuadrant.io/v1
@@ -199,6 +257,19 @@ spec:
 			want: field.ErrorList{
 				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.validation.caCertificateRefs[1].namespace", validation.ReasonInvalidTargetRef, "must refer to an object in the policy's own namespace"),
 			},
+		},
+		// Envoy Gateway v1.9.1 validateExtServiceBackendReference: "only Service ...,
+		// ServiceImport, and Backend are supported".
+		"extProc backend of a kind Envoy Gateway does not call": {
+			policy: `
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyExtensionPolicy
+metadata: {name: ext, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]
+  extProc:
+  - backendRefs: [{group: multicluster.x-k8s.io, kind: ServiceImport, name: a, port: 9000}, {group: "", kind: Pod, name: b, port: 9000}]`,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.extProc[0].backendRefs[1].kind", validation.ReasonInvalidTargetRef, `supported values: "Service", "ServiceImport", "Backend"`)},
 		},
 		"reference that is not an object": {
 			policy: `
