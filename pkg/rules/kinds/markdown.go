@@ -23,7 +23,9 @@ func KindTableMarkdown(t *KindTable) string {
 		if r.OtherTargetsImplementationSpecific {
 			targets = append(targets, "other kinds with a warning")
 		}
-		if r.HasTargetRefField("targetSelectors") {
+		if r.HasTargetRefField("targetSelectors") && r.SelectorSectionName {
+			targets = append(targets, "by label selector too (with sectionName)")
+		} else if r.HasTargetRefField("targetSelectors") {
 			targets = append(targets, "by label selector too")
 		}
 		if r.MaxTargetRefs > 0 && r.HasTargetRefField("targetRefs") {

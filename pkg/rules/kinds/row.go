@@ -67,6 +67,13 @@ type KindRow struct {
 	// SelectorsExclusive refuses targetSelectors together with targetRef(s) (agentgateway's
 	// ExactlyOneOf=targetRefs;targetSelectors).
 	SelectorsExclusive bool `json:"selectorsExclusive,omitempty"`
+	// SelectorSectionName says the kind's targetSelectors carry a sectionName that narrows
+	// each selected object to one section (kgateway's and agentgateway's
+	// LocalPolicyTargetSelectorWithSectionName). Elsewhere (Envoy Gateway's TargetSelector,
+	// kgateway's LocalPolicyTargetSelector) the CRD has no such field: the API server prunes
+	// it and the implementation selects whole objects, so a selector's sectionName is
+	// ignored here too, with a warning.
+	SelectorSectionName bool `json:"selectorSectionName,omitempty"`
 	// MaxTargetRefs caps spec.targetRefs where the kind's CRD does (its maxItems); 0: the
 	// CRD sets no limit, and neither does the webhook (a limit copied from another project
 	// would deny what the implementation accepts).

@@ -26,8 +26,12 @@ type TargetSelector struct {
 	From       string
 	Namespaces labels.Selector
 	Labels     labels.Selector
-	// SectionName narrows each selected object to one section (kgateway's selectors).
+	// SectionName narrows each selected object to one section, on kinds whose selectors
+	// have one (the row's selectorSectionName: kgateway's and agentgateway's).
 	SectionName string
+	// SectionNameIgnored says the selector sets a sectionName its kind's selectors do not
+	// have (Envoy Gateway's): the implementation never sees it, so it selects whole objects.
+	SectionNameIgnored bool
 	// Path is where the selector sits in the object, for messages.
 	Path *field.Path
 }
@@ -39,13 +43,15 @@ func (p *Policy) TargetSelectors() []TargetSelector { return p.selectors }
 
 func (p *Policy) decodeTargetSelectors(list []any) {
 	for i, item := range list {
-		if sel, ok := decodeTargetSelector(item, targetSelectorsPath.Index(i)); ok {
+		if sel, ok := decodeTargetSelector(p.Row, item, targetSelectorsPath.Index(i)); ok {
 			p.selectors = append(p.selectors, sel)
 		}
 	}
 }
 
-func decodeTargetSelector(item any, path *field.Path) (TargetSelector, bool) {
+// decodeTargetSelector decodes one entry as the row's implementation reads it: a sectionName
+// counts only where the row says its selectors have one.
+func decodeTargetSelector(row *kinds.KindRow, item any, path *field.Path) (TargetSelector, bool) {
 	m, ok := item.(map[string]any)
 	if !ok {
 		return TargetSelector{}, false
@@ -55,7 +61,13 @@ func decodeTargetSelector(item any, path *field.Path) (TargetSelector, bool) {
 		sel.Group = g
 	}
 	sel.Kind, _ = m["kind"].(string)
-	sel.SectionName, _ = m["sectionName"].(string)
+	if section, ok := m["sectionName"]; ok && section != nil {
+		if row.SelectorSectionName {
+			sel.SectionName, _ = section.(string)
+		} else {
+			sel.SectionNameIgnored = true
+		}
+	}
 	if sel.Kind == "" {
 		return TargetSelector{}, false
 	}

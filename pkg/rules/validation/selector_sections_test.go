@@ -69,3 +69,64 @@ spec:
 		})
 	}
 }
+
+// A selector's sectionName counts only where the kind's selectors have one (the row's
+// selectorSectionName): kgateway's TrafficPolicy and agentgateway's AgentgatewayPolicy
+// (LocalPolicyTargetSelectorWithSectionName). Envoy Gateway's TargetSelector
+// (api/v1alpha1/policy_helpers.go at v1.9.1) and kgateway's LocalPolicyTargetSelector have
+// none: the implementation selects whole objects, and so does the webhook, with a warning.
+func TestSelectorSectionNameIsTheKinds(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: one, namespace: app, labels: {team: a}}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]`)
+	const selector = `[{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {team: a}, sectionName: https}]`
+	cases := map[string]struct {
+		apiVersion, kind, body string
+		wantSection            string
+		wantIgnored            bool
+		want                   []string
+	}{
+		"Envoy Gateway BackendTrafficPolicy: ignored, the whole Gateway": {
+			apiVersion: "gateway.envoyproxy.io/v1alpha1", kind: "BackendTrafficPolicy", body: `timeout: {tcp: {connectTimeout: 10s}}`,
+			wantIgnored: true,
+			want:        []string{`FieldIgnored: spec.targetSelectors[0].sectionName: ignored: BackendTrafficPolicy's targetSelectors have no sectionName, so the selector targets each selected Gateway whole`},
+		},
+		"kgateway ListenerPolicy: ignored, the whole Gateway": {
+			apiVersion: "gateway.kgateway.dev/v1alpha1", kind: "ListenerPolicy", body: `default: {perConnectionBufferLimitBytes: 1024}`,
+			wantIgnored: true,
+			want:        []string{`FieldIgnored: spec.targetSelectors[0].sectionName: ignored: ListenerPolicy's targetSelectors have no sectionName, so the selector targets each selected Gateway whole`},
+		},
+		"kgateway TrafficPolicy: the listener": {
+			apiVersion: "gateway.kgateway.dev/v1alpha1", kind: "TrafficPolicy", body: `timeouts: {request: 10s}`,
+			wantSection: "https",
+			want:        []string{`SectionNotFound: spec.targetSelectors[0].sectionName: Gateway app/one has no listener named "https"; the policy takes effect once it does`},
+		},
+		"agentgateway AgentgatewayPolicy: the listener": {
+			apiVersion: "agentgateway.dev/v1alpha1", kind: "AgentgatewayPolicy", body: `traffic: {timeouts: {request: 10s}}`,
+			wantSection: "https",
+			want:        []string{`SectionNotFound: spec.targetSelectors[0].sectionName: Gateway app/one has no listener named "https"; the policy takes effect once it does`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := rulestest.PolicyOf(t, table, `
+apiVersion: `+tc.apiVersion+`
+kind: `+tc.kind+`
+metadata: {name: p, namespace: app}
+spec:
+  targetSelectors: `+selector+`
+  `+tc.body)
+			sels := p.TargetSelectors()
+			if assert.Len(t, sels, 1) {
+				assert.Equal(t, tc.wantSection, sels[0].SectionName)
+				assert.Equal(t, tc.wantIgnored, sels[0].SectionNameIgnored)
+			}
+			assert.Equal(t, tc.want, validation.WarnMissingTargets(p, snap))
+		})
+	}
+}

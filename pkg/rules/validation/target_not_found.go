@@ -65,6 +65,9 @@ func selectorWarnings(p *policy.Policy, sel *policy.TargetSelector, snap topolog
 		}
 	}
 	var warnings []string
+	if w, ok := warnSelectorSectionIgnored(p, sel); ok {
+		warnings = append(warnings, w)
+	}
 	if w, ok := selectedWithoutSection(p, sel, target, withoutSection); ok {
 		warnings = append(warnings, w)
 	}
