@@ -170,12 +170,17 @@ func compareFacts(row *kinds.KindRow, f Facts) []Drift {
 	}
 
 	rowNS := "own namespace only"
-	if row.CrossNamespaceTargets {
+	switch {
+	case row.TargetNamespace == kinds.TargetNamespaceForbidden:
+		rowNS = "forbidden"
+	case row.CrossNamespaceTargets:
 		rowNS = "allowed with a ReferenceGrant"
 	}
 	switch {
-	case f.TargetNamespace == "forbidden":
+	case f.TargetNamespace == "forbidden" && row.TargetNamespace != kinds.TargetNamespaceForbidden:
 		add("targetNamespace", "", rowNS, "forbidden: must be empty or absent")
+	case f.TargetNamespace != "forbidden" && row.TargetNamespace == kinds.TargetNamespaceForbidden:
+		add("targetNamespace", "", rowNS, f.TargetNamespace)
 	case f.TargetNamespace == "absent" && row.CrossNamespaceTargets:
 		add("targetNamespace", "", rowNS, "no namespace field")
 	case f.TargetNamespace == "allowed" && !row.CrossNamespaceTargets:

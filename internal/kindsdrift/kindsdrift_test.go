@@ -26,14 +26,6 @@ var knownDrift = map[string]string{
 	// place for that only for the strategy field (strategy.targetKinds). The API server
 	// applies the rule before the webhook; `check` does not see it (issue 28).
 	"gateway.envoyproxy.io/BackendTrafficPolicy fieldTargetKinds admissionControl": "per-field target rule the row format cannot hold yet; enforced by the API server",
-
-	// Istio's targetRef(s).namespace carries "cross namespace referencing is not currently
-	// supported" (self.size() == 0): not even the policy's own namespace may be named; the
-	// rows admit the own namespace (issue 28). The API server refuses it before us.
-	"extensions.istio.io/WasmPlugin targetNamespace":          "CRD forbids any namespace; row admits the own one",
-	"security.istio.io/AuthorizationPolicy targetNamespace":   "CRD forbids any namespace; row admits the own one",
-	"security.istio.io/RequestAuthentication targetNamespace": "CRD forbids any namespace; row admits the own one",
-	"telemetry.istio.io/Telemetry targetNamespace":            "CRD forbids any namespace; row admits the own one",
 }
 
 // unchecked is every built-in kind no source module serves the CRD of, and why. A CRD not

@@ -88,6 +88,11 @@ type KindRow struct {
 	CoreGroupAliases []string `json:"coreGroupAliases,omitempty"`
 	// CrossNamespaceTargets allows targetRefs[].namespace, subject to a ReferenceGrant.
 	CrossNamespaceTargets bool `json:"crossNamespaceTargets,omitempty"`
+	// TargetNamespace is TargetNamespaceForbidden where the kind's CRD refuses any namespace
+	// in a target reference, even the policy's own (Istio: self.size() == 0, "cross
+	// namespace referencing is not currently supported"); empty: the own namespace may be
+	// named, another one only with CrossNamespaceTargets.
+	TargetNamespace string `json:"targetNamespace,omitempty"`
 	// UniqueSectionPerTarget applies BackendTLSPolicy's two sectionName rules: two refs to
 	// one target must both set sectionName, and to different values.
 	UniqueSectionPerTarget bool         `json:"uniqueSectionPerTarget,omitempty"`
@@ -244,6 +249,9 @@ const (
 	DeclaredByHigher = "higher"
 	DeclaredByLower  = "lower"
 )
+
+// TargetNamespaceForbidden: a target reference may name no namespace at all.
+const TargetNamespaceForbidden = "forbidden"
 
 // Reference shapes: how a reference field is decoded.
 const (

@@ -49,6 +49,12 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("strategy.wholeLists value %q is not one of strategy.values", v))
 		}
 	}
+	switch {
+	case r.TargetNamespace != "" && r.TargetNamespace != TargetNamespaceForbidden:
+		problems = append(problems, fmt.Sprintf("targetNamespace %q must be empty or %s", r.TargetNamespace, TargetNamespaceForbidden))
+	case r.TargetNamespace == TargetNamespaceForbidden && r.CrossNamespaceTargets:
+		problems = append(problems, "targetNamespace forbidden and crossNamespaceTargets contradict each other")
+	}
 	for _, ref := range r.References {
 		if ref.Shape != ObjectReferenceShape && ref.Shape != IssuerReferenceShape {
 			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))

@@ -158,6 +158,9 @@ func validateTargetNamespace(p *policy.Policy, ref policy.TargetRef) field.Error
 	switch {
 	case ref.Namespace == "":
 		return field.ErrorList{field.Invalid(path, ref.Namespace, "must not be empty; omit `namespace` to target the policy's own namespace")}
+	case p.Row.TargetNamespace == kinds.TargetNamespaceForbidden:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"%s may name no namespace in a target reference, not even its own: its CRD's rule on the field is `self.size() == 0`; omit `namespace`", p.Row.Kind))}
 	case len(ref.Namespace) > maxNamespaceLength:
 		return field.ErrorList{field.TooLong(path, ref.Namespace, maxNamespaceLength)}
 	case !namespacePattern.MatchString(ref.Namespace):

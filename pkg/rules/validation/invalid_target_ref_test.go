@@ -264,6 +264,46 @@ spec:
 			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRef.namespace", validation.ReasonInvalidTargetRef,
 				`RateLimitPolicy may only target objects in its own namespace "app"`)},
 		},
+		// Istio's CRDs (istio.io/api v1.32.0): targetRef(s).namespace carries the rule
+		// self.size() == 0, "cross namespace referencing is not currently supported".
+		"Istio policy naming its own namespace": {
+			policy: `
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  - {group: "", kind: Service, name: b1, namespace: app}
+  action: DENY
+  rules: [{to: [{operation: {paths: [/admin]}}]}]`,
+			want: field.ErrorList{&field.Error{
+				Type:   field.ErrorTypeForbidden,
+				Field:  "spec.targetRefs[1].namespace",
+				Detail: "InvalidTargetRef: AuthorizationPolicy may name no namespace in a target reference, not even its own: its CRD's rule on the field is `self.size() == 0`; omit `namespace`",
+				Origin: validation.ReasonInvalidTargetRef,
+			}},
+		},
+		"Istio policy naming another namespace": {
+			policy: `
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: p, namespace: app}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: infra}
+  accessLogging: [{providers: [{name: envoy}]}]`,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRef.namespace", validation.ReasonInvalidTargetRef,
+				"Telemetry may name no namespace in a target reference, not even its own: its CRD's rule on the field is `self.size() == 0`; omit `namespace`")},
+		},
+		"Istio policy naming no namespace": {
+			policy: `
+apiVersion: extensions.istio.io/v1alpha1
+kind: WasmPlugin
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  url: oci://example/filter:v1`,
+		},
 		"namespaced policy targeting GatewayClass": {
 			policy: `
 apiVersion: example.com/v1
