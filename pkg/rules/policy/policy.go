@@ -104,7 +104,7 @@ func (p *Policy) Ref() string {
 // the policy's own (cluster-scoped targets have none).
 func (p *Policy) Key(ref TargetRef) TargetKey {
 	ns := p.Namespace
-	if ref.HasNamespace {
+	if ref.HasNamespace && ref.Namespace != "" { // an empty one is denied, or (Istio's rule) means its own
 		ns = ref.Namespace
 	}
 	if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); info.Scope == kinds.Cluster {

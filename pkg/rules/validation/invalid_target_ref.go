@@ -156,6 +156,8 @@ func validateTargetRef(p *policy.Policy, ref policy.TargetRef) field.ErrorList {
 func validateTargetNamespace(p *policy.Policy, ref policy.TargetRef) field.ErrorList {
 	path := ref.Path.Child("namespace")
 	switch {
+	case ref.Namespace == "" && p.Row.TargetNamespace == kinds.TargetNamespaceForbidden:
+		return nil // the CRD's rule is `self.size() == 0`: the empty string is what it asks for
 	case ref.Namespace == "":
 		return field.ErrorList{field.Invalid(path, ref.Namespace, "must not be empty; omit `namespace` to target the policy's own namespace")}
 	case p.Row.TargetNamespace == kinds.TargetNamespaceForbidden:

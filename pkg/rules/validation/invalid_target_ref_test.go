@@ -304,6 +304,16 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   url: oci://example/filter:v1`,
 		},
+		"Istio policy naming the empty namespace": { // size 0: the CRD's rule accepts it
+			policy: `
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, namespace: ""}]
+  action: DENY
+  rules: [{to: [{operation: {paths: [/admin]}}]}]`,
+		},
 		"namespaced policy targeting GatewayClass": {
 			policy: `
 apiVersion: example.com/v1
