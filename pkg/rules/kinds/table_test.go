@@ -41,6 +41,7 @@ func TestBuiltinKindTable(t *testing.T) {
 		"kuadrant.io/RateLimitPolicy",
 		"kuadrant.io/TLSPolicy",
 		"kuadrant.io/TokenRateLimitPolicy",
+		"networking.istio.io/EnvoyFilter",
 		"policies.controller.io/ColorPolicy",
 		"policy.linkerd.io/AuthorizationPolicy",
 		"security.istio.io/AuthorizationPolicy",
