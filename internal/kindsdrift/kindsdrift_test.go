@@ -56,6 +56,9 @@ var unchecked = map[string]string{
 	"kuadrant.io/TokenRateLimitPolicy":         notServed("github.com/kuadrant/kuadrant-operator"),
 	"policy.linkerd.io/AuthorizationPolicy":    notServed("github.com/linkerd/linkerd2"),
 	"policies.controller.io/ColorPolicy":       "GEP-713's example kind: no implementation ships a CRD for it",
+
+	// Envoy AI Gateway: rows read from envoyproxy/ai-gateway v1.1.0 (c217da8a) by hand.
+	"aigateway.envoyproxy.io/BackendSecurityPolicy": notServed("github.com/envoyproxy/ai-gateway"),
 }
 
 func notServed(module string) string {

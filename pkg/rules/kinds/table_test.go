@@ -12,6 +12,7 @@ func TestBuiltinKindTable(t *testing.T) {
 	table := BuiltinKindTable()
 	want := []string{
 		"agentgateway.dev/AgentgatewayPolicy",
+		"aigateway.envoyproxy.io/BackendSecurityPolicy",
 		"extensions.istio.io/WasmPlugin",
 		"extensions.kuadrant.io/OIDCPolicy",
 		"extensions.kuadrant.io/PlanPolicy",

@@ -92,6 +92,7 @@ var targetKinds = []TargetInfo{
 	// by its own fields and its neighbours there, never warned about as TargetNotFound.
 	{Group: XGatewayGroup, Kind: "XListenerSet", Scope: Namespaced, Role: RoleListenerSet, Level: LevelListenerSet, SectionList: ListenerField, Section: Listener},
 	{Group: "inference.networking.k8s.io", Kind: "InferencePool", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	{Group: "aigateway.envoyproxy.io", Kind: "AIServiceBackend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
 	{Group: "gateway.kgateway.dev", Kind: "Backend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
 	{Group: "agentgateway.dev", Kind: "AgentgatewayBackend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: SubBackend},
 	{Group: "networking.istio.io", Kind: "ServiceEntry", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: ServicePort},

@@ -71,8 +71,8 @@ spec:
 }
 
 // A selector's sectionName counts only where the kind's selectors have one (the row's
-// selectorSectionName): kgateway's TrafficPolicy and agentgateway's AgentgatewayPolicy
-// (LocalPolicyTargetSelectorWithSectionName). Envoy Gateway's TargetSelector
+// selectorSectionName): kgateway's TrafficPolicy and ListenerPolicy (since e30e6459) and
+// agentgateway's AgentgatewayPolicy (LocalPolicyTargetSelectorWithSectionName). Envoy Gateway's TargetSelector
 // (api/v1alpha1/policy_helpers.go at v1.9.1) and kgateway's LocalPolicyTargetSelector have
 // none: the implementation selects whole objects, and so does the webhook, with a warning.
 func TestSelectorSectionNameIsTheKinds(t *testing.T) {
@@ -96,10 +96,15 @@ spec:
 			wantIgnored: true,
 			want:        []string{`FieldIgnored: spec.targetSelectors[0].sectionName: ignored: BackendTrafficPolicy's targetSelectors have no sectionName, so the selector targets each selected Gateway whole`},
 		},
-		"kgateway ListenerPolicy: ignored, the whole Gateway": {
-			apiVersion: "gateway.kgateway.dev/v1alpha1", kind: "ListenerPolicy", body: `default: {perConnectionBufferLimitBytes: 1024}`,
+		"kgateway HTTPListenerPolicy: ignored, the whole Gateway": {
+			apiVersion: "gateway.kgateway.dev/v1alpha1", kind: "HTTPListenerPolicy", body: `xffNumTrustedHops: 2`,
 			wantIgnored: true,
-			want:        []string{`FieldIgnored: spec.targetSelectors[0].sectionName: ignored: ListenerPolicy's targetSelectors have no sectionName, so the selector targets each selected Gateway whole`},
+			want:        []string{`FieldIgnored: spec.targetSelectors[0].sectionName: ignored: HTTPListenerPolicy's targetSelectors have no sectionName, so the selector targets each selected Gateway whole`},
+		},
+		"kgateway ListenerPolicy: the listener": {
+			apiVersion: "gateway.kgateway.dev/v1alpha1", kind: "ListenerPolicy", body: `default: {perConnectionBufferLimitBytes: 1024}`,
+			wantSection: "https",
+			want:        []string{`SectionNotFound: spec.targetSelectors[0].sectionName: Gateway app/one has no listener named "https"; the policy takes effect once it does`},
 		},
 		"kgateway TrafficPolicy: the listener": {
 			apiVersion: "gateway.kgateway.dev/v1alpha1", kind: "TrafficPolicy", body: `timeouts: {request: 10s}`,
