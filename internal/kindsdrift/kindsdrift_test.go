@@ -59,6 +59,7 @@ var unchecked = map[string]string{
 
 	// Envoy AI Gateway: rows read from envoyproxy/ai-gateway v1.1.0 (c217da8a) by hand.
 	"aigateway.envoyproxy.io/BackendSecurityPolicy": notServed("github.com/envoyproxy/ai-gateway"),
+	"aigateway.envoyproxy.io/QuotaPolicy":           notServed("github.com/envoyproxy/ai-gateway"),
 }
 
 func notServed(module string) string {

@@ -10,7 +10,7 @@
 
 {{/* Their resources; test/deploy checks every built-in kind is here. */}}
 {{- define "policyattachment.policyResources" -}}
-backendtlspolicies, xbackendtrafficpolicies, backendtrafficpolicies, clienttrafficpolicies, securitypolicies, envoyextensionpolicies, envoypatchpolicies, authpolicies, ratelimitpolicies, tokenratelimitpolicies, dnspolicies, tlspolicies, oidcpolicies, planpolicies, telemetrypolicies, threatpolicies, clientsettingspolicies, observabilitypolicies, proxysettingspolicies, upstreamsettingspolicies, snippetspolicies, wafpolicies, payloadprocessors, trafficpolicies, listenerpolicies, httplistenerpolicies, backendconfigpolicies, agentgatewaypolicies, authorizationpolicies, requestauthentications, telemetries, wasmplugins, colorpolicies, envoyfilters, backendsecuritypolicies
+backendtlspolicies, xbackendtrafficpolicies, backendtrafficpolicies, clienttrafficpolicies, securitypolicies, envoyextensionpolicies, envoypatchpolicies, authpolicies, ratelimitpolicies, tokenratelimitpolicies, dnspolicies, tlspolicies, oidcpolicies, planpolicies, telemetrypolicies, threatpolicies, clientsettingspolicies, observabilitypolicies, proxysettingspolicies, upstreamsettingspolicies, snippetspolicies, wafpolicies, payloadprocessors, trafficpolicies, listenerpolicies, httplistenerpolicies, backendconfigpolicies, agentgatewaypolicies, authorizationpolicies, requestauthentications, telemetries, wasmplugins, colorpolicies, envoyfilters, backendsecuritypolicies, quotapolicies
 {{- end }}
 
 {{/* Which namespaces the policy webhooks review: never kube-system nor the release's own

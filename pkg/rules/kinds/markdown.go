@@ -129,6 +129,8 @@ func (r *KindRow) winner() string {
 		by = "the greater `spec." + r.Conflicts.OrderField + "`, then "
 	}
 	switch {
+	case r.Order == OrderNameFirst:
+		return by + "the first by namespace/name"
 	case r.Conflicts.Mode == ConflictsNone || (r.Class == Direct && r.Conflicts.Mode != ConflictsValue && r.Conflicts.Mode != ConflictsPresence) || r.Order == OrderOldestWins:
 		return by + "the oldest"
 	case r.Class == Direct:

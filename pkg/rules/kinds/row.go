@@ -109,7 +109,8 @@ type KindRow struct {
 	// Order is which of two policies at one attachment point the implementation lets win
 	// where they overlap (explain and impact predict it): gep (the default: the older ranks
 	// higher, so of two defaults the newer wins, of two overrides the older) or oldestWins
-	// (the older wins either way).
+	// (the older wins either way) or nameFirst (the first by namespace/name wins, whatever
+	// their ages: Envoy AI Gateway's QuotaPolicy).
 	Order Order `json:"order,omitempty"`
 
 	Stanzas    Stanzas     `json:"stanzas,omitempty"`
@@ -170,6 +171,10 @@ const (
 	// OrderOldestWins: the older policy's settings win at one attachment point, defaults
 	// and overrides alike.
 	OrderOldestWins Order = "oldestWins"
+	// OrderNameFirst: the policy whose namespace/name sorts first wins at one attachment
+	// point, whatever the creation order (Envoy AI Gateway's QuotaPolicy controller,
+	// getMergedConfigsLocked). A tie so broken never depends on creation order.
+	OrderNameFirst Order = "nameFirst"
 )
 
 // TargetKind is one kind a policy may target.

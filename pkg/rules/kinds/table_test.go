@@ -13,6 +13,7 @@ func TestBuiltinKindTable(t *testing.T) {
 	want := []string{
 		"agentgateway.dev/AgentgatewayPolicy",
 		"aigateway.envoyproxy.io/BackendSecurityPolicy",
+		"aigateway.envoyproxy.io/QuotaPolicy",
 		"extensions.istio.io/WasmPlugin",
 		"extensions.kuadrant.io/OIDCPolicy",
 		"extensions.kuadrant.io/PlanPolicy",

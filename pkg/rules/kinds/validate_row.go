@@ -63,8 +63,8 @@ func validateRow(r *KindRow) error {
 	if r.Strategy.DeclaredBy != DeclaredByHigher && r.Strategy.DeclaredBy != DeclaredByLower {
 		problems = append(problems, fmt.Sprintf("strategy.declaredBy %q must be higher or lower", r.Strategy.DeclaredBy))
 	}
-	if r.Order != OrderGEP && r.Order != OrderOldestWins {
-		problems = append(problems, fmt.Sprintf("order %q must be gep or oldestWins", r.Order))
+	if r.Order != OrderGEP && r.Order != OrderOldestWins && r.Order != OrderNameFirst {
+		problems = append(problems, fmt.Sprintf("order %q must be gep, oldestWins or nameFirst", r.Order))
 	}
 	if !slices.Contains(conflictModes, r.Conflicts.Mode) {
 		problems = append(problems, fmt.Sprintf("conflicts.mode %q must be none, value, presence, fields or never", r.Conflicts.Mode))

@@ -219,6 +219,14 @@ func orderLevel(row *kinds.KindRow, level []attachedBlock) {
 			}
 			return cmp.Compare(a.Rank, b.Rank)
 		}
+		if row.Order == kinds.OrderNameFirst {
+			// The first by namespace/name wins: applied last, or alone in mode none.
+			byName := cmp.Compare(b.Namespace+"/"+b.Name, a.Namespace+"/"+a.Name)
+			if row.Conflicts.Mode == kinds.ConflictsNone {
+				return -byName
+			}
+			return byName
+		}
 		if row.Order == kinds.OrderOldestWins && row.Conflicts.Mode != kinds.ConflictsNone {
 			return byAge(b, a)
 		}

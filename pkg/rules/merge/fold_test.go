@@ -88,6 +88,34 @@ spec:
 	}
 }
 
+// nameFirst (Envoy AI Gateway's QuotaPolicy): of two policies at one attachment point the
+// first by namespace/name wins, the newer as well as the older.
+func TestFoldSameLevelNameFirst(t *testing.T) {
+	for _, names := range [][2]string{{"a", "b"}, {"b", "a"}} { // older, newer
+		t.Run(names[0]+" older", func(t *testing.T) {
+			table := kinds.BuiltinKindTable()
+			row := *rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+			row.Order = kinds.OrderNameFirst
+			require.NoError(t, table.Put(row))
+			colour := func(name, ts, value string) string {
+				return `
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: ` + name + `, namespace: app, creationTimestamp: "` + ts + `"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  defaults: {color: ` + value + `}`
+			}
+			snap := rulestest.World(t, table, rulestest.OneRoute,
+				colour(names[0], "2024-01-01T00:00:00Z", "red"), colour(names[1], "2024-01-02T00:00:00Z", "blue"))
+			stored := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+			paths := topology.PathsThrough(snap, stored, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "app", Name: "gw"})
+			require.Len(t, paths, 1)
+			assert.Equal(t, map[string]string{"color": "app/a"}, merge.Fold(snap, stored, paths[0], merge.NewCache()).Sources())
+		})
+	}
+}
+
 // Envoy Gateway's mergeType is declared by the lower policy: a route's BackendTrafficPolicy
 // with mergeType merges into its Gateway's; without it, the route's wins whole.
 func TestFoldStrategyDeclaredByTheLower(t *testing.T) {
