@@ -1,0 +1,164 @@
+package oracle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+)
+
+// Verdict is both sides' judgement of one policy of a scenario.
+type Verdict struct {
+	Policy string // "Kind namespace/name"
+	Shape  string // what it targets, e.g. "Gateway/section+HTTPRoute"
+	// Ours: allowed, the reasons of our denial, and (when allowed) our impact status over
+	// the final state.
+	Allowed bool
+	Reasons []string
+	Status  string
+	// EG is the translator's status: for a policy we admitted, in the state of everything
+	// we admitted; for one we denied, in the state of what we admitted before it, plus it.
+	EG EGStatus
+}
+
+// Outcome is one scenario judged by both sides.
+type Outcome struct {
+	Scenario *Scenario
+	Verdicts []Verdict
+	// Refused is set when Envoy Gateway's loader refused the input as a whole (a document
+	// its CRDs' schema rejects): the generator wrote something the API server would refuse.
+	Refused error
+}
+
+// Judge judges every policy of s by the webhook's engine (admitting in creation order, as
+// a cluster with the webhook would) and by Envoy Gateway's translator.
+func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
+	out := &Outcome{Scenario: s}
+	ours, err := admit(s.Objects, s.Policies)
+	if err != nil {
+		return nil, fmt.Errorf("%s: check: %v", s.Name(), err)
+	}
+	var admitted []Object
+	for i, p := range s.Policies {
+		if ours.Results[i].Allowed {
+			admitted = append(admitted, p)
+		}
+	}
+	statuses, err := impactStatuses(s.Objects, admitted)
+	if err != nil {
+		return nil, fmt.Errorf("%s: explain: %v", s.Name(), err)
+	}
+	manifest, err := YAML(s.Objects, admitted)
+	if err != nil {
+		return nil, err
+	}
+	final, err := t.Translate(ctx, manifest)
+	if refused := (*InputRefused)(nil); errors.As(err, &refused) {
+		out.Refused = err
+		return out, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %v", s.Name(), err)
+	}
+	var before []Object
+	for i, p := range s.Policies {
+		res := ours.Results[i]
+		k := key(res.Kind, res.Namespace, res.Name)
+		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed}
+		for _, d := range res.Denials {
+			v.Reasons = append(v.Reasons, d.Reason)
+		}
+		if res.Allowed {
+			v.Status, v.EG = statuses[k], final[k]
+			before = append(before, p)
+		} else {
+			m, err := YAML(s.Objects, append(append([]Object{}, before...), p))
+			if err != nil {
+				return nil, err
+			}
+			alone, err := t.Translate(ctx, m)
+			if refused := (*InputRefused)(nil); errors.As(err, &refused) {
+				out.Refused = err
+				return out, nil
+			} else if err != nil {
+				return nil, fmt.Errorf("%s: %v", s.Name(), err)
+			}
+			v.EG = alone[k]
+		}
+		out.Verdicts = append(out.Verdicts, v)
+	}
+	return out, nil
+}
+
+// admit runs the offline door on the objects and policies, in creation order.
+func admit(objects, policies []Object) (*check.Report, error) {
+	docs, err := decode(objects, policies)
+	if err != nil {
+		return nil, err
+	}
+	return check.Run(docs, kinds.BuiltinKindTable(), nil)
+}
+
+// impactStatuses is explain's status of every policy over objects and policies.
+func impactStatuses(objects, policies []Object) (map[string]string, error) {
+	docs, err := decode(objects, policies)
+	if err != nil {
+		return nil, err
+	}
+	table := kinds.BuiltinKindTable()
+	snap, err := check.State(docs, table)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, p := range impact.Explain(snap, table, nil).Policies {
+		out[key(p.Kind, p.Namespace, p.Name)] = p.Status
+	}
+	return out, nil
+}
+
+func decode(objects, policies []Object) ([]manifests.Document, error) {
+	b, err := YAML(objects, policies)
+	if err != nil {
+		return nil, err
+	}
+	return manifests.Decode("scenario", b)
+}
+
+// shape names what a policy targets, for grouping disagreements: each target kind, with
+// "/section" when it names one, and "selector" for target selectors; "+mergeType" when set.
+func shape(p Object) string {
+	spec, _ := p["spec"].(Object)
+	set := map[string]bool{}
+	refs, _ := spec["targetRefs"].([]any)
+	for _, r := range refs {
+		ref, _ := r.(Object)
+		s, _ := ref["kind"].(string)
+		if sec, ok := ref["sectionName"].(string); ok {
+			if sec == "missing" {
+				s += "/missing-section"
+			} else {
+				s += "/section"
+			}
+		}
+		set[s] = true
+	}
+	if sels, _ := spec["targetSelectors"].([]any); len(sels) > 0 {
+		set["selector"] = true
+	}
+	parts := make([]string, 0, len(set))
+	for s := range set {
+		parts = append(parts, s)
+	}
+	sort.Strings(parts)
+	out := strings.Join(parts, "+")
+	if _, ok := spec["mergeType"]; ok {
+		out += " mergeType"
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package oracle
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Report aggregates outcomes.
+type Report struct {
+	Scenarios int
+	// Refused counts scenarios Envoy Gateway's loader refused as input.
+	Refused  int
+	Verdicts struct {
+		Judged, Agree, FalseDenials, MissedRefusals int
+	}
+	Statuses struct {
+		Judged, Agree int
+	}
+	Classes map[string]*Class
+	// refusals keeps one loader refusal message, to show.
+	refusal string
+}
+
+// Class is one kind of disagreement, with its count and the first example.
+type Class struct {
+	Name    string
+	Count   int
+	Example string
+	// Manifest is the example's scenario, with its policies up to the one judged.
+	Manifest []byte
+}
+
+// NewReport starts an empty report.
+func NewReport() *Report { return &Report{Classes: map[string]*Class{}} }
+
+// ourStatusOverridden maps our impact status to Envoy Gateway's Overridden condition: a
+// policy some more specific one replaces on some path.
+func ourStatusOverridden(status string) bool {
+	return status == "Overridden" || status == "PartiallyEnforced"
+}
+
+// Add counts one outcome.
+func (r *Report) Add(o *Outcome) {
+	r.Scenarios++
+	if o.Refused != nil {
+		r.Refused++
+		if r.refusal == "" {
+			r.refusal = fmt.Sprintf("%s: %v", o.Scenario.Name(), o.Refused)
+		}
+		return
+	}
+	for i, v := range o.Verdicts {
+		r.Verdicts.Judged++
+		kind, _, _ := strings.Cut(v.Policy, " ")
+		ours := "allowed"
+		if !v.Allowed {
+			ours = "denied " + strings.Join(v.Reasons, ",")
+		}
+		switch {
+		case v.Allowed == !v.EG.Refused():
+			r.Verdicts.Agree++
+		case v.Allowed:
+			r.Verdicts.MissedRefusals++
+			r.class(o, i, fmt.Sprintf("missed refusal  %s on %s: EG %s", kind, v.Shape, v.EG.Verdict), v)
+			continue
+		default:
+			r.Verdicts.FalseDenials++
+			r.class(o, i, fmt.Sprintf("false denial    %s on %s: ours %s, EG %s", kind, v.Shape, ours, v.EG.Verdict), v)
+			continue
+		}
+		if !v.Allowed || v.EG.Refused() {
+			continue
+		}
+		r.Statuses.Judged++
+		var agree bool
+		theirs := "Accepted"
+		switch {
+		case v.EG.Verdict == "NoStatus":
+			agree, theirs = v.Status == "NoTargets", "no status"
+		case v.EG.Overridden:
+			agree, theirs = ourStatusOverridden(v.Status), "Overridden"
+		default:
+			agree = !ourStatusOverridden(v.Status)
+		}
+		if v.EG.Merged {
+			theirs += "+Merged"
+		}
+		if agree {
+			r.Statuses.Agree++
+			continue
+		}
+		r.class(o, i, fmt.Sprintf("status          %s on %s: ours %s, EG %s", kind, v.Shape, v.Status, theirs), v)
+	}
+}
+
+func (r *Report) class(o *Outcome, i int, name string, v Verdict) {
+	c := r.Classes[name]
+	if c == nil {
+		c = &Class{Name: name}
+		r.Classes[name] = c
+	}
+	c.Count++
+	if c.Example != "" {
+		return
+	}
+	c.Example = fmt.Sprintf("%s, %s", o.Scenario.Name(), v.Policy)
+	if v.EG.Message != "" {
+		c.Example += fmt.Sprintf(" (EG: %q)", v.EG.Message)
+	}
+	// The example's manifest: the objects, the policies before it that were admitted, it.
+	var policies []Object
+	for j, p := range o.Scenario.Policies[:i+1] {
+		if j == i || o.Verdicts[j].Allowed {
+			policies = append(policies, p)
+		}
+	}
+	if v.Allowed {
+		policies = nil // an admitted policy is judged in the final state: all admitted
+		for j, p := range o.Scenario.Policies {
+			if o.Verdicts[j].Allowed {
+				policies = append(policies, p)
+			}
+		}
+	}
+	c.Manifest, _ = YAML(o.Scenario.Objects, policies)
+}
+
+// Write prints the report.
+func (r *Report) Write(w io.Writer, version string) {
+	fmt.Fprintf(w, "Envoy Gateway %s translator against the webhook, %d scenarios", version, r.Scenarios)
+	if r.Refused > 0 {
+		fmt.Fprintf(w, " (%d refused by its loader, not judged; first: %s)", r.Refused, r.refusal)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "verdicts: %d of %d agree (%s); %d false denials, %d missed refusals\n",
+		r.Verdicts.Agree, r.Verdicts.Judged, percent(r.Verdicts.Agree, r.Verdicts.Judged), r.Verdicts.FalseDenials, r.Verdicts.MissedRefusals)
+	fmt.Fprintf(w, "statuses (Overridden or not) of policies both admit: %d of %d agree (%s)\n",
+		r.Statuses.Agree, r.Statuses.Judged, percent(r.Statuses.Agree, r.Statuses.Judged))
+	if len(r.Classes) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "disagreements:")
+	for _, c := range r.sorted() {
+		fmt.Fprintf(w, "%6d  %s\n        e.g. %s\n", c.Count, c.Name, c.Example)
+	}
+}
+
+func (r *Report) sorted() []*Class {
+	out := make([]*Class, 0, len(r.Classes))
+	for _, c := range r.Classes {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// WriteExamples writes each class's example manifest into dir, one file per class.
+func (r *Report) WriteExamples(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i, c := range r.sorted() {
+		header := fmt.Sprintf("# %s\n# %s\n", c.Name, c.Example)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("class-%02d.yaml", i+1)), append([]byte(header), c.Manifest...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func percent(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(of))
+}
+
+// Check returns why the report fails the bounds ("" when it passes): more false denials
+// than maxFalseDenials (-1 for no bound), or verdict or status agreement below the given
+// fractions.
+func (r *Report) Check(maxFalseDenials int, minVerdicts, minStatuses float64) string {
+	switch {
+	case r.Refused > 0:
+		return fmt.Sprintf("%d scenarios refused by Envoy Gateway's loader: the generator wrote what its CRDs refuse", r.Refused)
+	case maxFalseDenials >= 0 && r.Verdicts.FalseDenials > maxFalseDenials:
+		return fmt.Sprintf("%d false denials, at most %d allowed", r.Verdicts.FalseDenials, maxFalseDenials)
+	case r.Verdicts.Judged > 0 && float64(r.Verdicts.Agree) < minVerdicts*float64(r.Verdicts.Judged):
+		return fmt.Sprintf("verdict agreement %s, below %.1f %%", percent(r.Verdicts.Agree, r.Verdicts.Judged), 100*minVerdicts)
+	case r.Statuses.Judged > 0 && float64(r.Statuses.Agree) < minStatuses*float64(r.Statuses.Judged):
+		return fmt.Sprintf("status agreement %s, below %.1f %%", percent(r.Statuses.Agree, r.Statuses.Judged), 100*minStatuses)
+	}
+	return ""
+}
