@@ -74,7 +74,7 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 			v.Reasons = append(v.Reasons, d.Reason)
 		}
 		if res.Allowed {
-			v.Status, v.EG = statuses[k], final[k]
+			v.Status, v.EG = statuses[k], statusOf(final, k)
 			before = append(before, p)
 		} else {
 			m, err := YAML(s.Objects, append(append([]Object{}, before...), p))
@@ -88,11 +88,20 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 			} else if err != nil {
 				return nil, fmt.Errorf("%s: %v", s.Name(), err)
 			}
-			v.EG = alone[k]
+			v.EG = statusOf(alone, k)
 		}
 		out.Verdicts = append(out.Verdicts, v)
 	}
 	return out, nil
+}
+
+// statusOf is the translator's status of policy k: a policy its output leaves out (one
+// whose selectors match nothing) has none.
+func statusOf(statuses map[string]EGStatus, k string) EGStatus {
+	if s, ok := statuses[k]; ok {
+		return s
+	}
+	return EGStatus{Verdict: "NoStatus"}
 }
 
 // admit runs the offline door on the objects and policies, in creation order.

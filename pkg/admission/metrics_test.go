@@ -21,6 +21,7 @@ import (
 // replaced, not added to, by the next audit.
 func TestPublishAudit(t *testing.T) {
 	store := storeOf(t,
+		`{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b1", "namespace": "app"}, "spec": {"ports": [{"name": "https", "port": 443}]}}`,
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "old", "namespace": "app", "creationTimestamp": "2024-01-01T00:00:00Z"},
 		  "spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "b1", "sectionName": "https"}], "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`,
 		`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": {"name": "late", "namespace": "app", "creationTimestamp": "2024-02-01T00:00:00Z"},

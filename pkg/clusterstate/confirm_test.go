@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
@@ -33,7 +32,7 @@ func lookupOf(t *testing.T, stored map[string]string, asked *[]string) Lookup {
 // reservation dropped and the claims given back as not admitted, and the next policy at
 // the target is admitted.
 func TestConfirmDropsWhatTheAPIServerNeverStored(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
 	require.True(t, judge(t, store, btls("ghost"), false).Allowed())
@@ -59,7 +58,7 @@ func TestConfirmDropsWhatTheAPIServerNeverStored(t *testing.T) {
 // place and its claims are released as admitted; one the API server could not be asked
 // about stays reserved and is asked again.
 func TestConfirmKeepsWhatTheAPIServerStored(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
 	require.True(t, judge(t, store, btls("one"), false).Allowed())

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
@@ -33,7 +32,7 @@ func (c *countingReader) List(context.Context, client.ObjectList, ...client.List
 // A review reads the API server first only for kinds whose policies can conflict: for one
 // that never does, no stored policy could change the verdict.
 func TestLiveReadsOnlyWhereAConflictIsPossible(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	for name, tc := range map[string]struct {
 		doc       string
 		wantReads bool

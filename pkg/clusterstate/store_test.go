@@ -61,14 +61,14 @@ func decodeJSON(t *testing.T, s string) map[string]any {
 // The second of two conflicting policies is denied even before any informer event: the
 // first was reserved when it was admitted.
 func TestStoreReservesAdmittedPolicies(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	require.True(t, judge(t, store, btls("one"), false).Allowed())
 	second := judge(t, store, btls("two"), false)
 	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted, "Service app/b1 section https already has BackendTLSPolicy app/one; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, second.Denials)
 }
 
 func TestStoreDryRunDoesNotReserve(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	require.True(t, judge(t, store, btls("one"), true).Allowed())
 	assert.True(t, judge(t, store, btls("two"), false).Allowed())
 }
@@ -76,7 +76,7 @@ func TestStoreDryRunDoesNotReserve(t *testing.T) {
 // Two reviews in flight at once for one conflict key: exactly one is admitted.
 func TestStoreConcurrentPair(t *testing.T) {
 	for run := 0; run < 50; run++ {
-		store := readyStore(kinds.BuiltinKindTable(), index.New())
+		store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 		var wg sync.WaitGroup
 		allowed := make([]bool, 2)
 		for i := range allowed {
@@ -92,7 +92,7 @@ func TestStoreConcurrentPair(t *testing.T) {
 }
 
 func TestStoreReservationExpires(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
 	require.True(t, judge(t, store, btls("one"), false).Allowed())
@@ -113,11 +113,14 @@ func TestStoreReservationExpires(t *testing.T) {
 
 // The periodic audit judges in chunks; its result must not depend on the chunk size.
 func TestStoreAuditAcrossChunks(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	store.UseConfig(&rules.Config{Enforcement: rules.Enforcement{Default: rules.Warn}})
 	tls := schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}
 	const services = 3*auditChunk + 7
+	svc := schema.GroupKind{Kind: "Service"}
 	for i := 0; i < services; i++ {
+		store.Upsert(svc, decodeJSON(t, fmt.Sprintf(`{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s%d", "namespace": "app"},
+			"spec": {"ports": [{"name": "https", "port": 443}]}}`, i)))
 		o := decodeJSON(t, fmt.Sprintf(`{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
 			"metadata": {"name": "p%d", "namespace": "app", "creationTimestamp": "2024-01-01T00:00:%02dZ"},
 			"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "s%d", "sectionName": "https"}],
@@ -204,7 +207,7 @@ func TestStoreForgottenPoliciesExpire(t *testing.T) {
 // A conflicting policy that arrives between a review's verdict (reached under the read
 // lock) and its reservation is seen: the review is judged again and denied.
 func TestStoreJudgesAgainWhenTheStateChangedBeforeReserving(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	store.beforeReserve = func() {
 		store.beforeReserve = nil
 		store.Upsert(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, decodeJSON(t, btls("one")))
@@ -222,7 +225,7 @@ func TestStoreJudgesAgainWhenTheStateChangedBeforeReserving(t *testing.T) {
 // as reached: the periodic expiry that finds nothing to expire, and a deletion mark, are
 // writes that change nothing a verdict reads.
 func TestStoreReservesWithoutJudgingAgainWhenNothingChanged(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	store.beforeReserve = func() {
 		store.beforeReserve = nil
 		assert.Zero(t, store.ExpireReservations())
@@ -238,7 +241,7 @@ func TestStoreReservesWithoutJudgingAgainWhenNothingChanged(t *testing.T) {
 
 // An expiry that does drop a reservation changes what the verdict read: judged again.
 func TestStoreJudgesAgainWhenAReservationExpiredBeforeReserving(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	clock := time.Unix(0, 0)
 	store.now = func() time.Time { return clock }
 	require.True(t, judge(t, store, btls("old"), false).Allowed())
@@ -260,7 +263,7 @@ func TestStoreJudgesAgainWhenAReservationExpiredBeforeReserving(t *testing.T) {
 // Something holds the store (in life: a stuck writer): a review gives up at its deadline
 // instead of waiting, and reserves nothing.
 func TestReviewGivesUpAtItsDeadline(t *testing.T) {
-	store := readyStore(kinds.BuiltinKindTable(), index.New())
+	store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
 	obj := decodeJSON(t, btls("slow"))
 	row, _ := store.Row(btlsKind)
 	req := rules.Request{Operation: rules.Create, Policy: policy.NewPolicy(row, obj)}
@@ -280,4 +283,10 @@ func TestReviewGivesUpAtItsDeadline(t *testing.T) {
 	assert.ErrorIs(t, err, ErrDeadline)
 	assert.False(t, store.Has(btlsKind, "app", "slow"), "a review that gave up reserves nothing")
 	assert.True(t, judge(t, store, btls("next"), false).Allowed(), "the deadline is per review")
+}
+
+// withTopology is rulestest.Topology as a snapshot: the Service b1 the btls policies target
+// exists (at a missing target two policies do not conflict yet).
+func withTopology(t testing.TB) *index.Snapshot {
+	return rulestest.World(t, kinds.BuiltinKindTable(), rulestest.Topology)
 }

@@ -141,13 +141,30 @@ spec:
   %s:
     retryOn: %s`, name, levels[level], stanza, codes)
 	}
+	// The GEP's objects: the namespace, its Gateway and its route.
+	const world = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: appns}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: we-love-retries, namespace: appns}
+spec: {gatewayClassName: example, listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route, namespace: appns}
+spec:
+  parentRefs: [{name: we-love-retries}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]`
 	for _, classA := range []string{"defaults", "overrides"} {
 		for _, classB := range []string{"defaults", "overrides"} {
 			for levelA := range levels {
 				for levelB := range levels {
 					name := fmt.Sprintf("%s %s A vs %s %s B", levelA, classA, levelB, classB)
 					t.Run(name, func(t *testing.T) {
-						snap := rulestest.World(t, table, policy("a", levelA, classA, `["501", "502", "503"]`))
+						snap := rulestest.World(t, table, world, policy("a", levelA, classA, `["501", "502", "503"]`))
 						v := rulestest.Judge(t, table, snap, policy("b", levelB, classB, `["500"]`))
 						if levelA == levelB && classA == classB {
 							require.Len(t, v.Denials, 1)

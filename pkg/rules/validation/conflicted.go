@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -38,7 +39,7 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 	var buf [4]topology.Target
 	for _, t := range topology.AppendTargets(snap, p, buf[:0]) {
 		key := t.Key
-		if key.Name == "" {
+		if key.Name == "" || !present(snap, key) {
 			continue
 		}
 		others := otherPolicies(snap, p, key)
@@ -67,6 +68,22 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 		}
 	}
 	return withReason(ReasonConflicted, errs...)
+}
+
+// present reports whether the attachment point key exists: its object, and the section it
+// names where the object has sections. Two policies at a target that does not exist yet
+// conflict with each other only once it does; until then the implementation judges neither
+// (Envoy Gateway writes no status; a section it cannot find leaves both not Accepted), and
+// the target may arrive later in the same apply. Such a policy is warned TargetNotFound or
+// SectionNotFound (WarnMissingTargets). A target of a kind the webhook does not read is taken
+// to exist: its absence says nothing.
+func present(snap topology.Snapshot, key policy.TargetKey) bool {
+	obj, found := snap.Object(key)
+	if !found {
+		info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind})
+		return !info.Watched
+	}
+	return key.Section == "" || !obj.HasSections() || obj.HasSection(key.Section)
 }
 
 // MaxConflictingPolicies bounds the policies one target's conflicts are reported against

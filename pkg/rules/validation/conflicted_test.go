@@ -140,7 +140,9 @@ spec:
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			snap := rulestest.World(t, table, tc.world...)
+			// The route and Service the policies target exist: at a target that does not,
+			// policies do not conflict yet (TestNoConflictAtAMissingTarget).
+			snap := rulestest.World(t, table, append([]string{rulestest.Topology}, tc.world...)...)
 			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, nil)
 			rulestest.Matcher.Test(t, tc.want, got)
 		})
@@ -161,7 +163,7 @@ spec:
   targetRefs: [{group: "", kind: Service, name: b1, sectionName: https}]
   validation: {hostname: b1.app, wellKnownCACertificates: System}`, i, i))
 	}
-	snap := rulestest.World(t, table, docs...)
+	snap := rulestest.World(t, table, append([]string{rulestest.Topology}, docs...)...)
 	v := rulestest.Judge(t, table, snap, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
@@ -484,6 +486,54 @@ spec:
 			snap := rulestest.World(t, table, rulestest.SharedGatewayWorld, grants, tc.stored)
 			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, tc.msgs)
 			rulestest.Matcher.Test(t, tc.want, got)
+		})
+	}
+}
+
+// Two policies at a target or section that does not exist yet do not conflict: the
+// implementation judges neither until it exists (Envoy Gateway writes no status, and a
+// missing section leaves both not Accepted), and it may arrive later in the same apply. Each
+// is warned instead; once the target exists the second is denied (TestValidateConflicts).
+func TestNoConflictAtAMissingTarget(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	btls := func(name, target string) string {
+		return `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: ` + name + `, namespace: app, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [` + target + `]
+  validation: {hostname: b1.app, wellKnownCACertificates: System}`
+	}
+	cases := map[string]struct {
+		target  string
+		denied  bool
+		warning string
+	}{
+		"the Service does not exist": {
+			target:  `{group: "", kind: Service, name: b2}`,
+			warning: "TargetNotFound: spec.targetRefs[0]: Service app/b2 not found; the policy takes effect once it exists",
+		},
+		"the Service has no such port": {
+			target:  `{group: "", kind: Service, name: b1, sectionName: grpc}`,
+			warning: `SectionNotFound: spec.targetRefs[0].sectionName: Service app/b1 has no Service port named "grpc"; the policy takes effect once it does`,
+		},
+		"the Service and its port exist": {
+			target: `{group: "", kind: Service, name: b1, sectionName: https}`,
+			denied: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := rulestest.World(t, table, rulestest.Topology, btls("old", tc.target))
+			v := rulestest.Judge(t, table, snap, btls("new", tc.target))
+			if tc.denied {
+				require.Len(t, v.Denials, 1)
+				require.Equal(t, validation.ReasonConflicted, v.Denials[0].Origin)
+				return
+			}
+			require.Empty(t, v.Denials)
+			require.Contains(t, v.Warnings, tc.warning)
 		})
 	}
 }
