@@ -140,6 +140,11 @@ spec:
   versions: [{name: v1, served: true, storage: true}]
 ---
 apiVersion: v1
+kind: Service
+metadata: {name: svc}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
 kind: List
 items:
 - apiVersion: example.com/v1

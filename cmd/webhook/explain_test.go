@@ -164,8 +164,10 @@ func pathsOf(colours map[string]map[string]any) []string {
 func TestRouteAttachment(t *testing.T) {
 	_, colours := explained(t, "route-attachment")
 	assert.Equal(t, []string{
-		// selected by port 8080, hostname one label under *.example.com; host-mismatch and host-too-deep are not
+		// selected by port 8080, hostname one label under *.example.com, and two labels under
+		// it (a wildcard matches one or more); host-mismatch is not
 		"Gateway infra/gw > Listener all > HTTPRoute team-b/by-port > Rule 0 > Service team-b/svc",
+		"Gateway infra/gw > Listener all > HTTPRoute team-b/host-two-labels > Rule 0 > Service team-b/svc",
 		// GRPCRoute admitted by the kinds restriction; the HTTPRoute on grpc-only is not
 		"Gateway infra/gw > Listener grpc-only > GRPCRoute team-a/grpc > Rule 0 > Service team-a/grpc-svc",
 		// Same namespace; other-ns (team-b) is not

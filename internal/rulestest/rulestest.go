@@ -93,8 +93,8 @@ func ReasonErr(typ field.ErrorType, path, reason, detail string) *field.Error {
 	return &field.Error{Type: typ, Field: path, Detail: d, Origin: reason}
 }
 
-// The Topology most tests use: a Gateway with two listeners in infra, a route with a
-// named rule and a Service with a named port in app.
+// The Topology most tests use: a Gateway with two listeners in infra (accepting
+// ListenerSets from infra), a route with a named rule and a Service with a named port in app.
 const Topology = `
 apiVersion: v1
 kind: Namespace
@@ -113,6 +113,7 @@ kind: Gateway
 metadata: {name: gw, namespace: infra}
 spec:
   gatewayClassName: example
+  allowedListeners: {namespaces: {from: Same}}
   listeners:
   - {name: http, protocol: HTTP, port: 80}
   - {name: https, protocol: HTTPS, port: 443}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -105,6 +106,7 @@ spec:
 func TestSequentialApply(t *testing.T) {
 	cl, _ := newClient(t)
 	namespace(t, cl, "sequential")
+	createService(t, cl, "sequential", "b1")
 	ctx := context.Background()
 	policy := func(name string) *unstructured.Unstructured {
 		return object(t, fmt.Sprintf(`
@@ -267,6 +269,7 @@ func TestPolicyCRDInstalledWhileRunning(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
 	namespace(t, cl, "discovered")
+	createService(t, cl, "discovered", "api")
 	installPolicyCRD(t, cl, "RetryPolicy", "retrypolicies", "Namespaced", "Direct")
 
 	retry := func(name string, retries int) *unstructured.Unstructured {
@@ -361,6 +364,7 @@ func TestUpdate(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
 	namespace(t, cl, "updates")
+	createRoute(t, cl, "updates", "r1")
 	mk := func(name, color string) *unstructured.Unstructured {
 		return object(t, `
 apiVersion: policies.controller.io/v1
@@ -443,6 +447,7 @@ func TestSecondReplicaReadsLive(t *testing.T) {
 	cl, _ := newClient(t)
 	ctx := context.Background()
 	namespace(t, cl, "replicas")
+	createService(t, cl, "replicas", "b1")
 	first := object(t, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
@@ -454,8 +459,11 @@ spec:
 
 	reader, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
-	// A replica whose informers have synced but not yet seen "first".
-	store := clusterstate.NewStore(kinds.BuiltinKindTable(), index.New())
+	// A replica whose informers have synced (they saw the Service) but not yet seen "first".
+	snap := index.New()
+	_, err = snap.AddResource(schema.GroupKind{Kind: "Service"}, object(t, serviceDoc("replicas", "b1")).Object)
+	require.NoError(t, err)
+	store := clusterstate.NewStore(kinds.BuiltinKindTable(), snap)
 	store.SetReady()
 	replica := &admission.Validator{Store: store, Live: reader}
 	second := first.DeepCopy()
@@ -496,6 +504,7 @@ spec:
 	newcomer.SetUID("")
 	replica := func(live client.Reader) *admission.Validator {
 		store := clusterstate.NewStore(kinds.BuiltinKindTable(), index.New())
+		store.Upsert(schema.GroupKind{Kind: "Service"}, object(t, serviceDoc("gone", "b1")).Object)
 		store.Upsert(ghost.GroupVersionKind().GroupKind(), ghost.DeepCopy().Object)
 		store.SetReady()
 		return &admission.Validator{Store: store, Live: live}
@@ -532,6 +541,7 @@ func TestConcurrentPair(t *testing.T) {
 	ctx := context.Background()
 	namespace(t, cl, "concurrent")
 	for run := 0; run < 20; run++ {
+		createGateway(t, cl, "concurrent", fmt.Sprintf("gw-%d", run))
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for i := range errs {

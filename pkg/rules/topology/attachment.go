@@ -35,6 +35,37 @@ func (w *walker) attaches(route, owner, gw *Object, l ListenerInfo) bool {
 		hostnamesIntersect(l.Hostname, route.Route.Hostnames)
 }
 
+// setAccepted reports whether Gateway gw accepts ListenerSet set: its allowedListeners
+// admit the set's namespace (None, the default, admits none; Same its own; All every one;
+// Selector those whose labels it selects). A ListenerSet not accepted adds no listeners,
+// and routes attached to it reach nothing (Gateway API's ListenerSet, conformance
+// ListenerSetAllowedListeners*).
+func (w *walker) setAccepted(gw, set *Object) bool {
+	switch gw.Gateway.ListenersFrom {
+	case "All":
+		return true
+	case "Same":
+		return set.Namespace == gw.Namespace
+	case "Selector":
+		return w.selects(gw.Gateway.ListenersSelector, set.Namespace)
+	default:
+		return false
+	}
+}
+
+// selects applies a namespace label selector to the labels of namespace ns.
+func (w *walker) selects(selector map[string]any, ns string) bool {
+	var sel metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(selector, &sel); err != nil {
+		return false
+	}
+	s, err := metav1.LabelSelectorAsSelector(&sel)
+	if err != nil {
+		return false
+	}
+	return s.Matches(labels.Set(w.namespaceLabels(ns)))
+}
+
 // namespaceAllowed applies allowedRoutes.namespaces: Same (the default), All, or Selector
 // against the labels of the route's Namespace.
 func (w *walker) namespaceAllowed(routeNS, listenerNS string, l ListenerInfo) bool {
@@ -42,15 +73,7 @@ func (w *walker) namespaceAllowed(routeNS, listenerNS string, l ListenerInfo) bo
 	case "All":
 		return true
 	case "Selector":
-		var sel metav1.LabelSelector
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(l.Selector, &sel); err != nil {
-			return false
-		}
-		selector, err := metav1.LabelSelectorAsSelector(&sel)
-		if err != nil {
-			return false
-		}
-		return selector.Matches(labels.Set(w.namespaceLabels(routeNS)))
+		return w.selects(l.Selector, routeNS)
 	default:
 		return routeNS == listenerNS
 	}
@@ -84,8 +107,10 @@ func kindAllowed(route *Object, l ListenerInfo) bool {
 }
 
 // hostnamesIntersect is the "domain match": an empty side matches anything; otherwise two
-// names match when equal, or when one is a wildcard `*.d` and the other a precise name
-// exactly one label under d.
+// names match when equal, or when one is a wildcard `*.d` and the other (a precise name or
+// a narrower wildcard) ends in `.d` with one or more labels before it (Gateway API's
+// Listener.Hostname: "*.example.com" matches "foo.example.com" and "foo.bar.example.com";
+// conformance HTTPRouteHostnameIntersection).
 func hostnamesIntersect(listener string, routeHosts []string) bool {
 	if listener == "" || len(routeHosts) == 0 {
 		return true
@@ -102,15 +127,11 @@ func hostMatch(pattern, host string) bool {
 	if pattern == host {
 		return true
 	}
-	if !strings.HasPrefix(pattern, "*.") || strings.HasPrefix(host, "*.") {
+	if !strings.HasPrefix(pattern, "*.") {
 		return false
 	}
 	suffix := pattern[1:] // ".example.com"
-	if !strings.HasSuffix(host, suffix) {
-		return false
-	}
-	label := strings.TrimSuffix(host, suffix)
-	return label != "" && !strings.Contains(label, ".")
+	return len(host) > len(suffix) && strings.HasSuffix(host, suffix)
 }
 
 // backendPermitted counts a backendRef into another namespace only with a ReferenceGrant

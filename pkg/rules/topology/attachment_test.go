@@ -19,7 +19,13 @@ func TestHostMatch(t *testing.T) {
 		{"a.example.com", []string{"a.example.com"}, true},
 		{"*.example.com", []string{"a.example.com"}, true},
 		{"a.example.com", []string{"*.example.com"}, true},
-		{"*.example.com", []string{"a.b.example.com"}, false},
+		// A wildcard matches one or more labels (Gateway API Listener.Hostname; conformance
+		// HTTPRouteHostnameIntersection: "*.wildcard.io" admits "foo.bar.wildcard.io").
+		{"*.example.com", []string{"a.b.example.com"}, true},
+		{"*.io", []string{"*.toystore.io"}, true},
+		{"*.foo.example.com", []string{"*.example.com"}, true},
+		{"foo.example.com", []string{"*.bar.example.com"}, false},
+		{"*.example.com", []string{"aexample.com"}, false},
 		{"*.example.com", []string{"example.com"}, false},
 		{"*.example.com", []string{"*.example.com"}, true},
 		{"*.example.com", []string{"*.other.com", "b.example.com"}, true},

@@ -20,6 +20,11 @@ type GatewayInfo struct {
 	Listeners []ListenerInfo
 	// Parent is a ListenerSet's parent Gateway (nil for a Gateway).
 	Parent *policy.TargetKey
+	// ListenersFrom is a Gateway's allowedListeners.namespaces.from: None (the default, also
+	// when unset), Same, All or Selector (with ListenersSelector): which ListenerSets it
+	// accepts.
+	ListenersFrom     string
+	ListenersSelector map[string]any
 }
 
 // ListenerInfo is one listener.
@@ -210,6 +215,11 @@ func (o *Object) parseTopology(raw map[string]any) {
 		g := &GatewayInfo{ClassName: intern.String(str(spec["gatewayClassName"]))}
 		for _, l := range list(spec["listeners"]) {
 			g.Listeners = append(g.Listeners, parseListener(l))
+		}
+		if allowed, ok := spec["allowedListeners"].(map[string]any); ok {
+			ns, _ := allowed["namespaces"].(map[string]any)
+			g.ListenersFrom = intern.String(str(ns["from"]))
+			g.ListenersSelector, _ = ns["selector"].(map[string]any)
 		}
 		if parent, ok := spec["parentRef"].(map[string]any); ok {
 			k := policy.TargetKey{Group: orDefault(parent, "group", kinds.GatewayGroup), Kind: orDefault(parent, "kind", "Gateway"),

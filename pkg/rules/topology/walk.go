@@ -102,6 +102,9 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 	}
 	owner := gw
 	if set != nil {
+		if !w.setAccepted(gw, set) {
+			return
+		}
 		owner = set
 	}
 	for _, l := range owner.Gateway.Listeners {
@@ -141,7 +144,7 @@ func (w *walker) viaParents(route *Object, rule string, backend *policy.TargetKe
 		gw, set := owner, (*Object)(nil)
 		if owner.Gateway.Parent != nil {
 			set = owner
-			if gw, ok = w.snap.Object(*owner.Gateway.Parent); !ok {
+			if gw, ok = w.snap.Object(*owner.Gateway.Parent); !ok || gw.Gateway == nil || !w.setAccepted(gw, set) {
 				continue
 			}
 		}

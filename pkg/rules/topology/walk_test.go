@@ -128,3 +128,67 @@ func portPolicyRow(t *testing.T, table *kinds.KindTable) *kinds.KindRow {
 	require.NoError(t, table.Put(portPolicy))
 	return rulestest.MustRow(t, table, "example.com", "PortPolicy")
 }
+
+// A ListenerSet adds listeners only when its Gateway's allowedListeners admit its namespace:
+// unset means None; Same admits the Gateway's namespace; Selector the namespaces it selects
+// (Gateway API ListenerSet; conformance ListenerSetAllowedListeners*). Routes attached to a
+// ListenerSet not accepted reach nothing.
+func TestListenerSetAcceptedByAllowedListeners(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	color := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+	world := func(allowed, setNamespace string) string {
+		return `
+apiVersion: v1
+kind: Namespace
+metadata: {name: tenant, labels: {shared-gateway: "yes"}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: example
+  ` + allowed + `
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: ` + setNamespace + `}
+spec:
+  parentRef: {name: gw, namespace: infra}
+  listeners: [{name: tenant, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r2, namespace: app}
+spec:
+  parentRefs: [{name: extra, namespace: ` + setNamespace + `, kind: ListenerSet}]
+  rules: [{name: main, backendRefs: [{name: b1, port: 443}]}]`
+	}
+	cases := map[string]struct {
+		allowed, namespace string
+		accepted           bool
+	}{
+		"unset is None":                       {allowed: "", namespace: "infra"},
+		"None":                                {allowed: "allowedListeners: {namespaces: {from: None}}", namespace: "infra"},
+		"Same, same namespace":                {allowed: "allowedListeners: {namespaces: {from: Same}}", namespace: "infra", accepted: true},
+		"Same, another namespace":             {allowed: "allowedListeners: {namespaces: {from: Same}}", namespace: "tenant"},
+		"All":                                 {allowed: "allowedListeners: {namespaces: {from: All}}", namespace: "tenant", accepted: true},
+		"Selector matching the namespace":     {allowed: `allowedListeners: {namespaces: {from: Selector, selector: {matchLabels: {shared-gateway: "yes"}}}}`, namespace: "tenant", accepted: true},
+		"Selector not matching the namespace": {allowed: `allowedListeners: {namespaces: {from: Selector, selector: {matchLabels: {shared-gateway: "no"}}}}`, namespace: "tenant"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := rulestest.World(t, table, world(tc.allowed, tc.namespace))
+			want := []string{}
+			if tc.accepted {
+				want = []string{"Gateway infra/gw > ListenerSet " + tc.namespace + "/extra > Listener tenant > HTTPRoute app/r2 > Rule main > Service app/b1"}
+			}
+			gw := policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "gw"}
+			set := policy.TargetKey{Group: kinds.GatewayGroup, Kind: "ListenerSet", Namespace: tc.namespace, Name: "extra"}
+			route := policy.TargetKey{Group: kinds.GatewayGroup, Kind: "HTTPRoute", Namespace: "app", Name: "r2"}
+			assert.Equal(t, want, strs(topology.PathsThrough(snap, color, gw)), "down from the Gateway")
+			assert.Equal(t, want, strs(topology.PathsThrough(snap, color, set)), "down from the ListenerSet")
+			assert.Equal(t, want, strs(topology.PathsThrough(snap, color, route)), "up from the route")
+		})
+	}
+}
