@@ -100,6 +100,18 @@ kinds-table: build ## Print the README's table of built-in kinds, from the kind 
 kinds-drift: ## Print where each built-in row contradicts its implementation's CRD (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions)
 	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
 
+SEED ?= 1
+N    ?= 1000
+
+.PHONY: oracle
+oracle: ## Judge N (1000) generated scenarios (SEED=) by the webhook and by Envoy Gateway's own translator, print where they disagree, examples in bin/oracle (egctl is built once from its module, cached outside the checkout: about 30 minutes cold)
+	@egctl=$$(bash hack/egctl.sh) && $(GO) run ./hack/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed $(SEED) -n $(N) -examples bin/oracle
+
+.PHONY: oracle-ci
+oracle-ci: ## The oracle as CI runs it: seed 1, 100 scenarios (about a minute warm); fails on any false denial or on agreement below today's
+	@egctl=$$(bash hack/egctl.sh) && $(GO) run ./hack/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed 1 -n 100 \
+		-max-false-denials 0 -min-verdict-agreement 0.96 -min-status-agreement 0.99
+
 .PHONY: e2e
 e2e: build ## The e2e suite on a local control plane, the webhook binary as a process, configs from deploy/base
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/e2e -webhook $(BIN)

@@ -19,9 +19,12 @@ type Verdict struct {
 	Shape  string // what it targets, e.g. "Gateway/section+HTTPRoute"
 	// Ours: allowed, the reasons of our denial, and (when allowed) our impact status over
 	// the final state.
-	Allowed bool
-	Reasons []string
-	Status  string
+	Allowed  bool
+	Reasons  []string
+	Warnings []string
+	Status   string
+	// SelfOverlap says the policy names both an object and a section of it.
+	SelfOverlap bool
 	// EG is the translator's status: for a policy we admitted, in the state of everything
 	// we admitted; for one we denied, in the state of what we admitted before it, plus it.
 	EG EGStatus
@@ -69,7 +72,7 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 	for i, p := range s.Policies {
 		res := ours.Results[i]
 		k := key(res.Kind, res.Namespace, res.Name)
-		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed}
+		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p)}
 		for _, d := range res.Denials {
 			v.Reasons = append(v.Reasons, d.Reason)
 		}
@@ -137,6 +140,29 @@ func decode(objects, policies []Object) ([]manifests.Document, error) {
 		return nil, err
 	}
 	return manifests.Decode("scenario", b)
+}
+
+// selfOverlap reports whether a policy's targetRefs name an object both whole and by a
+// section.
+func selfOverlap(p Object) bool {
+	spec, _ := p["spec"].(Object)
+	refs, _ := spec["targetRefs"].([]any)
+	whole, sections := map[string]bool{}, map[string]bool{}
+	for _, r := range refs {
+		ref, _ := r.(Object)
+		k := fmt.Sprint(ref["kind"], "/", ref["name"])
+		if _, ok := ref["sectionName"]; ok {
+			sections[k] = true
+		} else {
+			whole[k] = true
+		}
+	}
+	for k := range sections {
+		if whole[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // shape names what a policy targets, for grouping disagreements: each target kind, with

@@ -15,12 +15,14 @@ type Report struct {
 	// Refused counts scenarios Envoy Gateway's loader refused as input.
 	Refused  int
 	Verdicts struct {
-		Judged, Agree, FalseDenials, MissedRefusals int
+		Judged, Agree, ByDesign, FalseDenials, MissedRefusals int
 	}
 	Statuses struct {
-		Judged, Agree int
+		Judged, Agree, ByDesign int
 	}
 	Classes map[string]*Class
+	// ByDesign counts the differences README's "where we differ by design" lists, by which.
+	ByDesign map[string]int
 	// refusals keeps one loader refusal message, to show.
 	refusal string
 }
@@ -35,7 +37,38 @@ type Class struct {
 }
 
 // NewReport starts an empty report.
-func NewReport() *Report { return &Report{Classes: map[string]*Class{}} }
+func NewReport() *Report { return &Report{Classes: map[string]*Class{}, ByDesign: map[string]int{}} }
+
+// The differences from Envoy Gateway that are ours by design (README, "Where we differ by
+// design"): each is counted apart, neither agreement nor disagreement.
+const (
+	designMissingSection = "a target section that does not exist is warned, not denied (the object may gain it later in the same apply); EG refuses the policy as TargetNotFound"
+	designNoRoutes       = "a policy no route reaches is NoTargets (we judge traffic paths); EG judges it by the Gateway/listener scopes it attaches to"
+	designSelfOverlap    = "a policy naming an object and a section of it is Enforced (its settings apply everywhere); EG marks it Overridden by its own section reference"
+)
+
+// verdictByDesign names why a verdict difference is by design, or "".
+func verdictByDesign(v Verdict) string {
+	if v.Allowed && v.EG.Verdict == "TargetNotFound" {
+		for _, w := range v.Warnings {
+			if strings.HasPrefix(w, "SectionNotFound") || strings.HasPrefix(w, "TargetNotFound") {
+				return designMissingSection
+			}
+		}
+	}
+	return ""
+}
+
+// statusByDesign names why a status difference is by design, or "".
+func statusByDesign(v Verdict) string {
+	switch {
+	case v.Status == "NoTargets":
+		return designNoRoutes
+	case v.SelfOverlap && v.EG.Overridden && v.Status == "Enforced":
+		return designSelfOverlap
+	}
+	return ""
+}
 
 // ourStatusOverridden maps our impact status to Envoy Gateway's Overridden condition: a
 // policy some more specific one replaces on some path.
@@ -63,6 +96,10 @@ func (r *Report) Add(o *Outcome) {
 		switch {
 		case v.Allowed == !v.EG.Refused():
 			r.Verdicts.Agree++
+		case verdictByDesign(v) != "":
+			r.Verdicts.ByDesign++
+			r.ByDesign[verdictByDesign(v)]++
+			continue
 		case v.Allowed:
 			r.Verdicts.MissedRefusals++
 			r.class(o, i, fmt.Sprintf("missed refusal  %s on %s: EG %s", kind, v.Shape, v.EG.Verdict), v)
@@ -91,6 +128,11 @@ func (r *Report) Add(o *Outcome) {
 		}
 		if agree {
 			r.Statuses.Agree++
+			continue
+		}
+		if why := statusByDesign(v); why != "" {
+			r.Statuses.ByDesign++
+			r.ByDesign[why]++
 			continue
 		}
 		r.class(o, i, fmt.Sprintf("status          %s on %s: ours %s, EG %s", kind, v.Shape, v.Status, theirs), v)
@@ -136,10 +178,17 @@ func (r *Report) Write(w io.Writer, version string) {
 		fmt.Fprintf(w, " (%d refused by its loader, not judged; first: %s)", r.Refused, r.refusal)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "verdicts: %d of %d agree (%s); %d false denials, %d missed refusals\n",
-		r.Verdicts.Agree, r.Verdicts.Judged, percent(r.Verdicts.Agree, r.Verdicts.Judged), r.Verdicts.FalseDenials, r.Verdicts.MissedRefusals)
-	fmt.Fprintf(w, "statuses (Overridden or not) of policies both admit: %d of %d agree (%s)\n",
-		r.Statuses.Agree, r.Statuses.Judged, percent(r.Statuses.Agree, r.Statuses.Judged))
+	fmt.Fprintf(w, "verdicts: %d of %d agree (%s), %d differ by design; %d false denials, %d missed refusals\n",
+		r.Verdicts.Agree, r.Verdicts.Judged-r.Verdicts.ByDesign, percent(r.Verdicts.Agree, r.Verdicts.Judged-r.Verdicts.ByDesign),
+		r.Verdicts.ByDesign, r.Verdicts.FalseDenials, r.Verdicts.MissedRefusals)
+	fmt.Fprintf(w, "statuses (Overridden or not) of policies both admit: %d of %d agree (%s), %d differ by design\n",
+		r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign, percent(r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign), r.Statuses.ByDesign)
+	if len(r.ByDesign) > 0 {
+		fmt.Fprintln(w, "by design (README, \"Where we differ by design\"):")
+		for _, why := range sortedKeys(r.ByDesign) {
+			fmt.Fprintf(w, "%6d  %s\n", r.ByDesign[why], why)
+		}
+	}
 	if len(r.Classes) == 0 {
 		return
 	}
@@ -193,10 +242,10 @@ func (r *Report) Check(maxFalseDenials int, minVerdicts, minStatuses float64) st
 		return fmt.Sprintf("%d scenarios refused by Envoy Gateway's loader: the generator wrote what its CRDs refuse", r.Refused)
 	case maxFalseDenials >= 0 && r.Verdicts.FalseDenials > maxFalseDenials:
 		return fmt.Sprintf("%d false denials, at most %d allowed", r.Verdicts.FalseDenials, maxFalseDenials)
-	case r.Verdicts.Judged > 0 && float64(r.Verdicts.Agree) < minVerdicts*float64(r.Verdicts.Judged):
-		return fmt.Sprintf("verdict agreement %s, below %.1f %%", percent(r.Verdicts.Agree, r.Verdicts.Judged), 100*minVerdicts)
-	case r.Statuses.Judged > 0 && float64(r.Statuses.Agree) < minStatuses*float64(r.Statuses.Judged):
-		return fmt.Sprintf("status agreement %s, below %.1f %%", percent(r.Statuses.Agree, r.Statuses.Judged), 100*minStatuses)
+	case float64(r.Verdicts.Agree) < minVerdicts*float64(r.Verdicts.Judged-r.Verdicts.ByDesign):
+		return fmt.Sprintf("verdict agreement %s, below %.1f %%", percent(r.Verdicts.Agree, r.Verdicts.Judged-r.Verdicts.ByDesign), 100*minVerdicts)
+	case float64(r.Statuses.Agree) < minStatuses*float64(r.Statuses.Judged-r.Statuses.ByDesign):
+		return fmt.Sprintf("status agreement %s, below %.1f %%", percent(r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign), 100*minStatuses)
 	}
 	return ""
 }
