@@ -74,6 +74,13 @@ type KindRow struct {
 	// it and the implementation selects whole objects, so a selector's sectionName is
 	// ignored here too, with a warning.
 	SelectorSectionName bool `json:"selectorSectionName,omitempty"`
+	// WholeHTTPPorts says the implementation serves the plain-HTTP listeners that share a
+	// port (a Gateway's own and those of the ListenerSets it accepts) as one, so a policy
+	// that reaches one of them through a target must reach all of them through it: a
+	// listener alone is refused while another shares its port, a whole Gateway while one of
+	// its ListenerSets shares a port with it, a whole ListenerSet while a listener outside it
+	// does (Envoy Gateway's ClientTrafficPolicy).
+	WholeHTTPPorts bool `json:"wholeHTTPPorts,omitempty"`
 	// MaxTargetRefs caps spec.targetRefs where the kind's CRD does (its maxItems); 0: the
 	// CRD sets no limit, and neither does the webhook (a limit copied from another project
 	// would deny what the implementation accepts).

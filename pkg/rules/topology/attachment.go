@@ -53,6 +53,19 @@ func (w *walker) setAccepted(gw, set *Object) bool {
 	}
 }
 
+// AcceptedListenerSets returns the ListenerSets that name Gateway gw as their parent and
+// that gw accepts.
+func AcceptedListenerSets(snap Snapshot, gw *Object) []*Object {
+	w := &walker{snap: snap}
+	var out []*Object
+	for _, set := range snap.ListenerSetsByGateway(gw.Key()) {
+		if w.setAccepted(gw, set) {
+			out = append(out, set)
+		}
+	}
+	return out
+}
+
 // selects applies a namespace label selector to the labels of namespace ns.
 func (w *walker) selects(selector map[string]any, ns string) bool {
 	var sel metav1.LabelSelector

@@ -18,6 +18,7 @@ type Rule func(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.E
 // nothing after it is judged (see Policy.TooManyTargetRefs).
 var Rules = []Rule{
 	ValidateTargetRefs,
+	ValidateWholeHTTPPorts,
 	ValidateReferences,
 	ValidateReferenceGrants,
 	ValidateMergeStrategies,
