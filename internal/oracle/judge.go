@@ -25,6 +25,8 @@ type Verdict struct {
 	Status   string
 	// SelfOverlap says the policy names both an object and a section of it.
 	SelfOverlap bool
+	// WouldBe is, for a policy we denied, our impact status had it been admitted.
+	WouldBe string
 	// EG is the translator's status: for a policy we admitted, in the state of everything
 	// we admitted; for one we denied, in the state of what we admitted before it, plus it.
 	EG EGStatus
@@ -84,6 +86,11 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 			if err != nil {
 				return nil, err
 			}
+			would, err := impactStatuses(s.Objects, append(append([]Object{}, before...), p))
+			if err != nil {
+				return nil, fmt.Errorf("%s: explain: %v", s.Name(), err)
+			}
+			v.WouldBe = would[k]
 			alone, err := t.Translate(ctx, m)
 			if refused := (*InputRefused)(nil); errors.As(err, &refused) {
 				out.Refused = err

@@ -45,10 +45,30 @@ const (
 	designMissingSection = "a target section that does not exist is warned, not denied (the object may gain it later in the same apply); EG refuses the policy as TargetNotFound"
 	designNoRoutes       = "a policy no route reaches is NoTargets (we judge traffic paths); EG judges it by the Gateway/listener scopes it attaches to"
 	designSelfOverlap    = "a policy naming an object and a section of it is Enforced (its settings apply everywhere); EG marks it Overridden by its own section reference"
+	designRefUnjudged    = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where no route reaches the policy yet; EG checks it only once one does"
+	designConflictUnused = "a second policy at a target nothing uses yet is denied as Conflicted (it would lose once used); EG writes no status until a route reaches the target"
+	designUnusedBackend  = "a BackendTLSPolicy is judged at its Service port; EG writes its status only where a route sends to that port"
+	designNoOverridden   = "a BackendTLSPolicy that a section-specific one replaces on a port is PartiallyEnforced or Overridden here; EG writes no Overridden condition on Gateway API's kinds"
 )
+
+// only reports whether every reason is want.
+func only(reasons []string, want string) bool {
+	for _, r := range reasons {
+		if r != want {
+			return false
+		}
+	}
+	return len(reasons) > 0
+}
 
 // verdictByDesign names why a verdict difference is by design, or "".
 func verdictByDesign(v Verdict) string {
+	switch {
+	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && !v.EG.Refused() && v.WouldBe == "NoTargets":
+		return designRefUnjudged
+	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus":
+		return designConflictUnused
+	}
 	if v.Allowed && v.EG.Verdict == "TargetNotFound" {
 		for _, w := range v.Warnings {
 			if strings.HasPrefix(w, "SectionNotFound") || strings.HasPrefix(w, "TargetNotFound") {
@@ -61,7 +81,12 @@ func verdictByDesign(v Verdict) string {
 
 // statusByDesign names why a status difference is by design, or "".
 func statusByDesign(v Verdict) string {
+	gatewayAPIKind := strings.HasPrefix(v.Policy, "BackendTLSPolicy ")
 	switch {
+	case gatewayAPIKind && v.EG.Verdict == "NoStatus":
+		return designUnusedBackend
+	case gatewayAPIKind && !v.EG.Overridden && ourStatusOverridden(v.Status):
+		return designNoOverridden
 	case v.Status == "NoTargets":
 		return designNoRoutes
 	case v.SelfOverlap && v.EG.Overridden && v.Status == "Enforced":
@@ -212,10 +237,17 @@ func (r *Report) sorted() []*Class {
 	return out
 }
 
-// WriteExamples writes each class's example manifest into dir, one file per class.
+// WriteExamples writes each class's example manifest into dir, one file per class,
+// replacing those of an earlier run.
 func (r *Report) WriteExamples(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "class-*.yaml"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
 	}
 	for i, c := range r.sorted() {
 		header := fmt.Sprintf("# %s\n# %s\n", c.Name, c.Example)

@@ -104,9 +104,10 @@ func (g *gen) objects() []Object {
 		{"apiVersion": gatewayGroup + "/v1", "kind": "GatewayClass", "metadata": g.meta("", "eg", nil),
 			"spec": Object{"controllerName": ControllerName}},
 	}
-	for _, ns := range []string{"a", "b"} {
+	// A cluster IP each: Envoy Gateway resolves a Service backend to it.
+	for i, ns := range []string{"a", "b"} {
 		objs = append(objs, Object{"apiVersion": "v1", "kind": "Service", "metadata": g.meta(ns, "svc", nil),
-			"spec": Object{"ports": []any{Object{"port": 80}}}})
+			"spec": Object{"clusterIP": fmt.Sprintf("10.96.0.%d", 10+i), "ports": []any{Object{"name": "http", "port": 80}, Object{"name": "metrics", "port": 9000}}}})
 	}
 	for i := range 1 + g.r.IntN(2) {
 		objs = append(objs, g.gateway(fmt.Sprintf("gw%d", i)))
@@ -116,6 +117,15 @@ func (g *gen) objects() []Object {
 	}
 	for i := range 1 + g.r.IntN(3) {
 		objs = append(objs, g.route(fmt.Sprintf("r%d", i)))
+	}
+	// Half the time, namespace b lets SecurityPolicies of a name its Services (ext auth
+	// backends across namespaces need it).
+	if g.chance(0.5) {
+		objs = append(objs, Object{"apiVersion": gatewayGroup + "/v1beta1", "kind": "ReferenceGrant", "metadata": g.meta("b", "from-a", nil),
+			"spec": Object{
+				"from": []any{Object{"group": egGroup, "kind": "SecurityPolicy", "namespace": "a"}},
+				"to":   []any{Object{"group": "", "kind": "Service"}},
+			}})
 	}
 	return objs
 }
@@ -249,7 +259,9 @@ func dedupe(list []any) []any {
 // target kinds its CRD admits among those generated, whether it takes mergeType (on xRoute
 // targets only, the CRD's CEL), and the bodies it draws from.
 type policyKind struct {
-	kind      string
+	kind string
+	// services: the kind targets Services (Gateway API's BackendTLSPolicy), not Gateways.
+	services  bool
 	routes    bool
 	mergeType bool
 	bodies    []func(g *gen) Object
@@ -270,6 +282,18 @@ var policyKinds = []policyKind{
 			return Object{"cors": Object{"allowOrigins": []any{g.pick("https://a.example.com", "https://b.example.com")}}}
 		},
 		func(g *gen) Object { return Object{"authorization": Object{"defaultAction": g.pick("Allow", "Deny")}} },
+		func(g *gen) Object {
+			ref := Object{"name": "svc", "port": 80}
+			if g.chance(0.6) {
+				ref["namespace"] = g.pick("a", "b")
+			}
+			return Object{"extAuth": Object{"http": Object{"backendRefs": []any{ref}}}}
+		},
+	}},
+	{kind: "BackendTLSPolicy", services: true, bodies: []func(g *gen) Object{
+		func(g *gen) Object {
+			return Object{"validation": Object{"hostname": g.pick("svc.example.com", "other.example.com"), "wellKnownCACertificates": "System"}}
+		},
 	}},
 	{kind: "ClientTrafficPolicy", bodies: []func(g *gen) Object{
 		func(g *gen) Object {
@@ -297,9 +321,20 @@ func (g *gen) policy(name string, created int) Object {
 	namespace := g.pick("a", "a", "b")
 	spec := pk.bodies[g.r.IntN(len(pk.bodies))](g)
 	onRoutes := pk.routes && g.chance(0.6)
-	if onRoutes && g.chance(0.25) {
+	apiVersion := egVersion
+	switch {
+	case pk.services:
+		apiVersion = gatewayGroup + "/v1"
+		ref := Object{"group": "", "kind": "Service", "name": "svc"}
+		if g.chance(0.5) {
+			ref["sectionName"] = g.pick("http", "metrics")
+		}
+		spec["targetRefs"] = []any{ref}
+	case !pk.routes && g.chance(0.15):
+		spec["targetSelectors"] = []any{Object{"group": gatewayGroup, "kind": "Gateway", "matchLabels": Object{"tier": g.pick("edge", "internal")}}}
+	case onRoutes && g.chance(0.25):
 		spec["targetSelectors"] = []any{Object{"group": gatewayGroup, "kind": "HTTPRoute", "matchLabels": Object{"app": g.pick("x", "y")}}}
-	} else {
+	default:
 		var refs []any
 		for range 1 + g.r.IntN(2) {
 			refs = append(refs, g.targetRef(onRoutes))
@@ -311,7 +346,7 @@ func (g *gen) policy(name string, created int) Object {
 	}
 	meta := g.meta(namespace, name, nil)
 	meta["creationTimestamp"] = epoch.Add(time.Duration(created) * time.Second).Format(time.RFC3339)
-	return Object{"apiVersion": egVersion, "kind": pk.kind, "metadata": meta, "spec": spec}
+	return Object{"apiVersion": apiVersion, "kind": pk.kind, "metadata": meta, "spec": spec}
 }
 
 // targetRef names a route (and maybe one of its rules), or a Gateway or ListenerSet (and
