@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"slices"
 	"sort"
 	"strings"
 
@@ -81,7 +80,7 @@ func flattenForFold(prefix []string, m map[string]any, namedRules []string, list
 		path := strings.Join(segs, ".")
 		child, isMap := v.(map[string]any)
 		switch {
-		case isMap && slices.Contains(namedRules, path):
+		case isMap && ruleAt(namedRules, path):
 			for name, rule := range child {
 				rs := append(append([]string(nil), segs...), name)
 				*out = append(*out, Setting{Path: path + "." + name, Segs: rs, Value: rule, Source: p, Items: marks})

@@ -1,9 +1,11 @@
 package merge
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -68,7 +70,7 @@ func SettingsOf(b policy.Block, strategy string, namedRules []string) []Setting 
 	case kinds.StrategyPatch:
 		flattenScalars("", "", b.Body, b.ListKeys, &out)
 	case kinds.StrategyMerge:
-		flattenNamedRules("", b.Body, namedRules, &out)
+		flattenNamedRules("", "", b.Body, namedRules, b.ListKeys, &out)
 	default:
 		out = []Setting{{Path: "", Value: b.Body}}
 	}
@@ -124,7 +126,7 @@ func keyedItems(v any, keys []string) ([]keyedItem, bool) {
 				obj, _ := v.(map[string]any)
 				v = obj[seg]
 			}
-			s, ok := v.(string)
+			s, ok := keyString(v)
 			if !ok || s == "" {
 				return nil, false
 			}
@@ -140,6 +142,28 @@ func keyedItems(v any, keys []string) ([]keyedItem, bool) {
 	return out, true
 }
 
+// keyString renders a key field's value: a string as written, an integer (a port) in
+// decimal. Any other value makes the list not keyed.
+func keyString(v any) (string, bool) {
+	switch n := v.(type) {
+	case string:
+		return n, true
+	case int64:
+		return strconv.FormatInt(n, 10), true
+	case int:
+		return strconv.Itoa(n), true
+	case float64:
+		if n == float64(int64(n)) {
+			return strconv.FormatInt(int64(n), 10), true
+		}
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return strconv.FormatInt(i, 10), true
+		}
+	}
+	return "", false
+}
+
 // keyedItem is one item of a keyed list: its key (escaped for a setting's path), its key
 // fields as written (ListItem.Selector), its index in the list, the item.
 type keyedItem struct {
@@ -150,22 +174,66 @@ type keyedItem struct {
 }
 
 // flattenNamedRules follows the Kuadrant RFC's merge granularity: each entry of a map that
-// holds named rules is one setting; any other field is one setting whole.
-func flattenNamedRules(prefix string, m map[string]any, namedRules []string, out *[]Setting) {
+// holds named rules is one setting; any other field is one setting whole. A named rule's
+// path may hold `*` for the key of a keyed list's item (kgateway's
+// `perPort.*.listener.httpSettings`); such a list is flattened item by item.
+func flattenNamedRules(prefix, fieldPrefix string, m map[string]any, namedRules []string, listKeys map[string][]string, out *[]Setting) {
 	for k, v := range m {
-		path := joinPath(prefix, k)
+		path, field := joinPath(prefix, k), joinPath(fieldPrefix, k)
 		child, isMap := v.(map[string]any)
 		switch {
-		case isMap && slices.Contains(namedRules, path):
+		case isMap && ruleAt(namedRules, path):
 			for name, rule := range child {
-				*out = append(*out, Setting{Path: path + "." + name, Value: rule})
+				*out = append(*out, Setting{Path: path + "." + name, Field: fieldOf(fieldPrefix, field+"."+name), Value: rule})
 			}
-		case isMap && hasPrefixIn(namedRules, path+"."):
-			flattenNamedRules(path, child, namedRules, out)
+		case isMap && ruleUnder(namedRules, path):
+			flattenNamedRules(path, field, child, namedRules, listKeys, out)
 		default:
-			*out = append(*out, Setting{Path: path, Value: v})
+			if items, ok := keyedItems(v, listKeys[path]); ok && ruleUnder(namedRules, path) {
+				for _, it := range items {
+					flattenNamedRules(path+"."+it.key, fmt.Sprintf("%s[%d]", field, it.index), it.item, namedRules, listKeys, out)
+				}
+				continue
+			}
+			*out = append(*out, Setting{Path: path, Field: fieldOf(fieldPrefix, field), Value: v})
 		}
 	}
+}
+
+// fieldOf is a setting's field as written, set only where it differs from its path (inside
+// a keyed list's item): Setting.Field.
+func fieldOf(fieldPrefix, field string) string {
+	if !strings.Contains(fieldPrefix, "[") {
+		return ""
+	}
+	return field
+}
+
+// ruleAt reports whether a named rule's path is path, `*` matching any one segment.
+func ruleAt(namedRules []string, path string) bool {
+	segs := strings.Split(path, ".")
+	return slices.ContainsFunc(namedRules, func(rule string) bool {
+		r := strings.Split(rule, ".")
+		return len(r) == len(segs) && segsMatch(r, segs)
+	})
+}
+
+// ruleUnder reports whether a named rule lies below path.
+func ruleUnder(namedRules []string, path string) bool {
+	segs := strings.Split(path, ".")
+	return slices.ContainsFunc(namedRules, func(rule string) bool {
+		r := strings.Split(rule, ".")
+		return len(r) > len(segs) && segsMatch(r[:len(segs)], segs)
+	})
+}
+
+func segsMatch(pattern, segs []string) bool {
+	for i := range pattern {
+		if pattern[i] != "*" && pattern[i] != segs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func joinPath(prefix, k string) string {

@@ -537,3 +537,40 @@ spec:
 		})
 	}
 }
+
+// kgateway merges ListenerPolicies port by port (perPort is a list keyed by port,
+// pkg/kgateway/extensions2/plugins/listenerpolicy/merge.go mergePerPort) and field by field
+// inside each port's listener: two policies conflict only on one field of one port.
+func TestListenerPolicyPerPort(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	lp := func(name, perPort string) string {
+		return `
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: ` + name + `, namespace: infra, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  perPort: ` + perPort
+	}
+	old := lp("old", `[{port: 8080, listener: {perConnectionBufferLimitBytes: 1024, httpSettings: {xffNumTrustedHops: 1}}}]`)
+	cases := map[string]struct {
+		perPort string
+		want    field.ErrorList
+	}{
+		"another port":                    {perPort: `[{port: 9090, listener: {perConnectionBufferLimitBytes: 2048}}]`},
+		"another field of the same port":  {perPort: `[{port: 8080, listener: {httpSettings: {useRemoteAddress: true}}}]`},
+		"the same value on the same port": {perPort: `[{port: 8080, listener: {perConnectionBufferLimitBytes: 1024}}]`},
+		"another value of one field of the same port": {
+			perPort: `[{port: 9090, listener: {perConnectionBufferLimitBytes: 1}}, {port: 8080, listener: {httpSettings: {xffNumTrustedHops: 2}}}]`,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.perPort[1].listener.httpSettings.xffNumTrustedHops", validation.ReasonConflicted,
+				`ListenerPolicy infra/old on Gateway infra/gw also sets defaults "perPort[1].listener.httpSettings.xffNumTrustedHops" to 1 (this policy: 2); `+rulestest.OrderDetail)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := rulestest.World(t, table, rulestest.Topology, old)
+			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, lp("new", tc.perPort)), snap, nil)
+			rulestest.Matcher.Test(t, tc.want, got)
+		})
+	}
+}
