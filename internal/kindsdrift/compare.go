@@ -74,10 +74,14 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 		seen[d.Key()] = true
 	}
 	var facts Facts
+	inSome := map[string]bool{} // reference paths some version has
 	for i, v := range versions {
 		f := FactsOf(crd, v)
 		if i == 0 {
 			facts = f
+		}
+		for _, r := range f.References {
+			inSome[r.Path] = true
 		}
 		for _, d := range compareFacts(row, f) {
 			if !seen[d.Key()] {
@@ -86,6 +90,11 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 			}
 		}
 	}
+	// A reference the row lists is drift only when no version has it: a field that moved
+	// between served versions (kube-agentic-networking's externalAuth) is listed at both.
+	out = slices.DeleteFunc(out, func(d Drift) bool {
+		return d.Fact == "reference" && d.Row == "lists it" && inSome[d.Item]
+	})
 	return out, facts
 }
 

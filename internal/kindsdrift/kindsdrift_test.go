@@ -60,6 +60,19 @@ var unchecked = map[string]string{
 	// Envoy AI Gateway: rows read from envoyproxy/ai-gateway v1.1.0 (c217da8a) by hand.
 	"aigateway.envoyproxy.io/BackendSecurityPolicy": notServed("github.com/envoyproxy/ai-gateway"),
 	"aigateway.envoyproxy.io/QuotaPolicy":           notServed("github.com/envoyproxy/ai-gateway"),
+
+	// GKE: rows read from GoogleCloudPlatform/gke-gateway-api fc40d606 and GKE's docs.
+	"networking.gke.io/GCPBackendPolicy":             notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
+	"networking.gke.io/HealthCheckPolicy":            notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
+	"networking.gke.io/GCPGatewayPolicy":             notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
+	"networking.gke.io/GCPTrafficDistributionPolicy": notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
+	// AWS Gateway API controller: rows read from aws/aws-application-networking-k8s v2.1.3.
+	"application-networking.k8s.aws/TargetGroupPolicy":    notServed("github.com/aws/aws-application-networking-k8s"),
+	"application-networking.k8s.aws/IAMAuthPolicy":        notServed("github.com/aws/aws-application-networking-k8s"),
+	"application-networking.k8s.aws/VpcAssociationPolicy": notServed("github.com/aws/aws-application-networking-k8s"),
+	"application-networking.k8s.aws/AccessLogPolicy":      notServed("github.com/aws/aws-application-networking-k8s"),
+	// Linkerd: read from linkerd2 edge-26.8.3.
+	"policy.linkerd.io/HTTPLocalRateLimitPolicy": notServed("github.com/linkerd/linkerd2"),
 }
 
 func notServed(module string) string {

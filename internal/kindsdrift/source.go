@@ -66,6 +66,11 @@ func DefaultSources() []Source {
 			Globs:  []string{"kubernetes/customresourcedefinitions.gen.yaml"},
 			Groups: []string{"security.istio.io", "telemetry.istio.io", "extensions.istio.io", "networking.istio.io"},
 		},
+		{
+			Name: "kube-agentic-networking", Module: "sigs.k8s.io/kube-agentic-networking", Version: "v0.1.0",
+			Globs:  []string{"k8s/crds/*.yaml"},
+			Groups: []string{"agentic.networking.x-k8s.io"},
+		},
 	}
 }
 

@@ -5,12 +5,12 @@
 
 {{/* The API groups of the built-in policy kinds (README, "Built-in policy kinds"). */}}
 {{- define "policyattachment.policyGroups" -}}
-[gateway.networking.k8s.io, gateway.networking.x-k8s.io, gateway.envoyproxy.io, kuadrant.io, extensions.kuadrant.io, gateway.nginx.org, gateway.kgateway.dev, agentgateway.dev, security.istio.io, telemetry.istio.io, extensions.istio.io, networking.istio.io, aigateway.envoyproxy.io, policy.linkerd.io, policies.controller.io]
+[gateway.networking.k8s.io, gateway.networking.x-k8s.io, gateway.envoyproxy.io, kuadrant.io, extensions.kuadrant.io, gateway.nginx.org, gateway.kgateway.dev, agentgateway.dev, security.istio.io, telemetry.istio.io, extensions.istio.io, networking.istio.io, aigateway.envoyproxy.io, policy.linkerd.io, policies.controller.io, networking.gke.io, application-networking.k8s.aws, agentic.networking.x-k8s.io]
 {{- end }}
 
 {{/* Their resources; test/deploy checks every built-in kind is here. */}}
 {{- define "policyattachment.policyResources" -}}
-backendtlspolicies, xbackendtrafficpolicies, backendtrafficpolicies, clienttrafficpolicies, securitypolicies, envoyextensionpolicies, envoypatchpolicies, authpolicies, ratelimitpolicies, tokenratelimitpolicies, dnspolicies, tlspolicies, oidcpolicies, planpolicies, telemetrypolicies, threatpolicies, clientsettingspolicies, observabilitypolicies, proxysettingspolicies, upstreamsettingspolicies, snippetspolicies, wafpolicies, payloadprocessors, trafficpolicies, listenerpolicies, httplistenerpolicies, backendconfigpolicies, agentgatewaypolicies, authorizationpolicies, requestauthentications, telemetries, wasmplugins, colorpolicies, envoyfilters, backendsecuritypolicies, quotapolicies
+backendtlspolicies, xbackendtrafficpolicies, backendtrafficpolicies, clienttrafficpolicies, securitypolicies, envoyextensionpolicies, envoypatchpolicies, authpolicies, ratelimitpolicies, tokenratelimitpolicies, dnspolicies, tlspolicies, oidcpolicies, planpolicies, telemetrypolicies, threatpolicies, clientsettingspolicies, observabilitypolicies, proxysettingspolicies, upstreamsettingspolicies, snippetspolicies, wafpolicies, payloadprocessors, trafficpolicies, listenerpolicies, httplistenerpolicies, backendconfigpolicies, agentgatewaypolicies, authorizationpolicies, requestauthentications, telemetries, wasmplugins, colorpolicies, envoyfilters, backendsecuritypolicies, quotapolicies, gcpbackendpolicies, healthcheckpolicies, gcpgatewaypolicies, gcptrafficdistributionpolicies, targetgrouppolicies, iamauthpolicies, vpcassociationpolicies, accesslogpolicies, xaccesspolicies, httplocalratelimitpolicies, trafficextensions
 {{- end }}
 
 {{/* Which namespaces the policy webhooks review: never kube-system nor the release's own

@@ -81,6 +81,11 @@ type KindRow struct {
 	// its ListenerSets shares a port with it, a whole ListenerSet while a listener outside it
 	// does (Envoy Gateway's ClientTrafficPolicy).
 	WholeHTTPPorts bool `json:"wholeHTTPPorts,omitempty"`
+	// MaxPoliciesPerTarget, when set, is how many policies of the kind the implementation
+	// accepts at one target object (whatever their sections): it refuses a policy that has as
+	// many older ones there already (kube-agentic-networking's XAccessPolicy: 5). Not a CRD
+	// limit (maxItems bounds one policy's references, not the policies of a target).
+	MaxPoliciesPerTarget int `json:"maxPoliciesPerTarget,omitempty"`
 	// MaxTargetRefs caps spec.targetRefs where the kind's CRD does (its maxItems); 0: the
 	// CRD sets no limit, and neither does the webhook (a limit copied from another project
 	// would deny what the implementation accepts).

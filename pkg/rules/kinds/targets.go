@@ -98,6 +98,13 @@ var targetKinds = []TargetInfo{
 	{Group: "networking.istio.io", Kind: "ServiceEntry", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: ServicePort},
 	{Group: "networking.istio.io", Kind: "Hostname", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
 	{Group: "policy.linkerd.io", Kind: "Server", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	// The AWS Gateway API controller's multi-cluster export of a Service (TargetGroupPolicy
+	// targets it: aws/aws-application-networking-k8s v2.1.3 pkg/k8s/policyhelper/kind.go).
+	{Group: "application-networking.k8s.aws", Kind: "ServiceExport", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
+	// kube-agentic-networking's backend (XAccessPolicy targets it: v0.1.0
+	// api/v0alpha0, pkg/controller/accesspolicy.go isXBackendTargetRef).
+	// A sectionName on it is accepted and ignored by the implementation: any name, unchecked.
+	{Group: "agentic.networking.x-k8s.io", Kind: "XBackend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, Section: SubBackend},
 	{Group: "policy.linkerd.io", Kind: "HTTPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute},
 }
 

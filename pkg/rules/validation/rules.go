@@ -23,4 +23,5 @@ var Rules = []Rule{
 	ValidateReferenceGrants,
 	ValidateMergeStrategies,
 	ValidateConflicts,
+	ValidatePoliciesPerTarget,
 }
