@@ -226,6 +226,17 @@ type Stanzas struct {
 	// AllowDefaultsWithOverrides opts in to Kuadrant's earlier behaviour where one
 	// instance may carry both blocks. GEP-713 Standard forbids it; default is strict.
 	AllowDefaultsWithOverrides bool `json:"allowDefaultsWithOverrides,omitempty"`
+	// ClassBy, when set, makes the bare rules an overrides block when a spec field holds one
+	// of the listed values (agentgateway's strategy.inheritance: Override locks a setting
+	// against every more specific level); otherwise they stay defaults.
+	ClassBy *ClassBy `json:"classBy,omitempty"`
+}
+
+// ClassBy names the spec field (dotted) whose value classes a policy's bare rules, and the
+// values that make them overrides.
+type ClassBy struct {
+	Field     string   `json:"field"`
+	Overrides []string `json:"overrides"`
 }
 
 // Strategy describes the field an instance uses to choose its merge strategy.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -42,7 +43,7 @@ func (p *Policy) Blocks() []Block {
 	var blocks []Block
 	if bare := bareBody(row, fields); len(bare) > 0 {
 		strategy, value := blockStrategy(row, fields, nil)
-		blocks = append(blocks, Block{Class: DefaultsClass, Body: bare, Strategy: strategy, ListKeys: row.Strategy.ListKeysFor(value), Path: specPath})
+		blocks = append(blocks, Block{Class: bareClass(row, fields), Body: bare, Strategy: strategy, ListKeys: row.Strategy.ListKeysFor(value), Path: specPath})
 	}
 	add := func(names []string, class StanzaClass) {
 		for _, name := range names {
@@ -61,6 +62,24 @@ func (p *Policy) Blocks() []Block {
 	add(row.Stanzas.Defaults, DefaultsClass)
 	add(row.Stanzas.Overrides, OverridesClass)
 	return blocks
+}
+
+// bareClass is the class of a policy's bare rules: defaults, or overrides where the row's
+// ClassBy field holds one of its overrides values.
+func bareClass(row *kinds.KindRow, fields map[string]any) StanzaClass {
+	c := row.Stanzas.ClassBy
+	if c == nil {
+		return DefaultsClass
+	}
+	var v any = fields
+	for _, seg := range strings.Split(c.Field, ".") {
+		m, _ := v.(map[string]any)
+		v = m[seg]
+	}
+	if s, ok := v.(string); ok && slices.Contains(c.Overrides, s) {
+		return OverridesClass
+	}
+	return DefaultsClass
 }
 
 // bareBody is the spec's bare rules: the row's bare fields, or every field that is not a
