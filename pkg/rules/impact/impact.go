@@ -137,7 +137,7 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 	}
 	var mine []merge.Setting
 	for _, b := range cache.Blocks(p) {
-		mine = append(mine, cache.Settings(p, b)...)
+		mine = append(mine, withoutItemKeys(cache.Settings(p, b))...)
 	}
 	overrides, overriddenBy := map[string]*policy.Policy{}, map[string]*policy.Policy{}
 	e := &merge.Effective{}
@@ -355,4 +355,21 @@ func asStored(snap topology.Snapshot, p *policy.Policy) *policy.Policy {
 		}
 	}
 	return p
+}
+
+// withoutItemKeys drops the key fields of keyed-list items that have other fields: those
+// are the item's settings, and the key only names it (two policies writing the item
+// perPort[port=8080] each write port: 8080, and whichever copy stands overrides nothing). An
+// item of key fields alone is its key.
+func withoutItemKeys(settings []merge.Setting) []merge.Setting {
+	var out []merge.Setting
+	for _, u := range settings {
+		if u.KeyOf != "" && slices.ContainsFunc(settings, func(o merge.Setting) bool {
+			return o.KeyOf == "" && strings.HasPrefix(o.Path, u.KeyOf+".")
+		}) {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
 }

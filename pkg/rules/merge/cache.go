@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,7 +94,14 @@ func flattenForFold(prefix []string, m map[string]any, namedRules []string, list
 					// A fresh slice per item: its settings must not share a backing array
 					// a sibling item appends to.
 					itemMarks := append(marks[:len(marks):len(marks)], ListItem{Seg: len(segs), Selector: it.selector, Index: it.index})
+					start := len(*out)
 					flattenForFold(segs, map[string]any{it.key: it.item}, namedRules, listKeys, p, itemMarks, out)
+					for j := start; j < len(*out); j++ {
+						u := &(*out)[j]
+						if len(u.Segs) > len(segs)+1 && slices.Contains(listKeys[path], strings.Join(u.Segs[len(segs)+1:], ".")) {
+							u.KeyOf = path + "." + it.key
+						}
+					}
 				}
 				continue
 			}

@@ -37,6 +37,10 @@ type Setting struct {
 	// the fold only. Path and Segs name an item by its key with dots escaped (the form the
 	// fold and the conflict rules compare); Display shows the list as the policy wrote it.
 	Items []ListItem
+	// KeyOf, set by the fold on a key field of a keyed list's item
+	// (compression[type=Gzip].type), is the item's path: the field names the item, so where
+	// the item has other fields they are its settings and the key is none of its own.
+	KeyOf string
 }
 
 // ListItem marks one segment of a Setting's Segs as an item of a keyed list.
