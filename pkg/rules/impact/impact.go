@@ -113,7 +113,7 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
 	p = asStored(snap, p)
 	if cache == nil {
-		cache = merge.NewCache()
+		cache = NewCache(snap)
 	}
 	buf := pathBuffers.Get().(*[]topology.ContextPath)
 	paths := topology.AppendPathsOf(snap, p, (*buf)[:0])
@@ -133,6 +133,10 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 	}
 	if len(paths) == 0 {
 		im.Status = StatusNoTargets
+		return im
+	}
+	if cache.Refused(p) {
+		im.Overridden, im.Status = len(paths), StatusOverridden // applied nowhere
 		return im
 	}
 	var mine []merge.Setting
@@ -372,4 +376,18 @@ func withoutItemKeys(settings []merge.Setting) []merge.Setting {
 		out = append(out, u)
 	}
 	return out
+}
+
+// NewCache is a merge cache for predictions over snap that knows the policies the
+// implementation refuses whole by a rule of their row the webhook denies (plain-HTTP
+// listeners sharing a port, too many policies at a target): a state read from manifests or
+// from a cluster where they were admitted anyway (Warn, or before the webhook) holds them,
+// and the implementation applies them nowhere (their impact is Overridden).
+func NewCache(snap topology.Snapshot) *merge.Cache {
+	c := merge.NewCache()
+	c.Refuses = func(p *policy.Policy) bool {
+		return (p.Row.WholeHTTPPorts && len(validation.ValidateWholeHTTPPorts(p, snap, nil)) > 0) ||
+			(p.Row.MaxPoliciesPerTarget > 0 && len(validation.ValidatePoliciesPerTarget(p, snap, nil)) > 0)
+	}
+	return c
 }

@@ -15,6 +15,28 @@ type Cache struct {
 	blocks   map[*policy.Policy][]policy.Block
 	settings map[*policy.Policy]map[string][]Setting
 	removes  map[*policy.Policy][]string
+	// Refuses, when set, says the implementation refuses a policy whole (a rule of its row
+	// the webhook would deny it by, where the state holds it anyway): its impact is
+	// Overridden. The fold keeps it: Envoy Gateway's refused section policy still claims its
+	// listener from the Gateway-wide one (clienttrafficpolicy.go).
+	Refuses func(*policy.Policy) bool
+	refused map[*policy.Policy]bool
+}
+
+// Refused reports whether the implementation refuses p (Cache.Refuses), once per policy.
+func (c *Cache) Refused(p *policy.Policy) bool {
+	if c.Refuses == nil {
+		return false
+	}
+	if r, ok := c.refused[p]; ok {
+		return r
+	}
+	if c.refused == nil {
+		c.refused = map[*policy.Policy]bool{}
+	}
+	r := c.Refuses(p)
+	c.refused[p] = r
+	return r
 }
 
 // NewCache returns an empty cache.
