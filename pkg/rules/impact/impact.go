@@ -366,12 +366,16 @@ func asStored(snap topology.Snapshot, p *policy.Policy) *policy.Policy {
 // perPort[port=8080] each write port: 8080, and whichever copy stands overrides nothing). An
 // item of key fields alone is its key.
 func withoutItemKeys(settings []merge.Setting) []merge.Setting {
+	if !slices.ContainsFunc(settings, func(u merge.Setting) bool { return u.Key }) {
+		return settings
+	}
 	var out []merge.Setting
 	for _, u := range settings {
-		if u.KeyOf != "" && slices.ContainsFunc(settings, func(o merge.Setting) bool {
-			return o.KeyOf == "" && strings.HasPrefix(o.Path, u.KeyOf+".")
-		}) {
-			continue
+		if u.Key {
+			item := u.ItemPath() + "."
+			if slices.ContainsFunc(settings, func(o merge.Setting) bool { return !o.Key && strings.HasPrefix(o.Path, item) }) {
+				continue
+			}
 		}
 		out = append(out, u)
 	}
@@ -385,9 +389,11 @@ func withoutItemKeys(settings []merge.Setting) []merge.Setting {
 // and the implementation applies them nowhere (their impact is Overridden).
 func NewCache(snap topology.Snapshot) *merge.Cache {
 	c := merge.NewCache()
-	c.Refuses = func(p *policy.Policy) bool {
-		return (p.Row.WholeHTTPPorts && len(validation.ValidateWholeHTTPPorts(p, snap, nil)) > 0) ||
-			(p.Row.MaxPoliciesPerTarget > 0 && len(validation.ValidatePoliciesPerTarget(p, snap, nil)) > 0)
-	}
+	c.Refuses, c.Snap = refused, snap
 	return c
+}
+
+func refused(p *policy.Policy, snap topology.Snapshot) bool {
+	return (p.Row.WholeHTTPPorts && len(validation.ValidateWholeHTTPPorts(p, snap, nil)) > 0) ||
+		(p.Row.MaxPoliciesPerTarget > 0 && len(validation.ValidatePoliciesPerTarget(p, snap, nil)) > 0)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 // Cache memoizes the blocks and units of policies during one computation, so a
@@ -15,28 +16,17 @@ type Cache struct {
 	blocks   map[*policy.Policy][]policy.Block
 	settings map[*policy.Policy]map[string][]Setting
 	removes  map[*policy.Policy][]string
-	// Refuses, when set, says the implementation refuses a policy whole (a rule of its row
-	// the webhook would deny it by, where the state holds it anyway): its impact is
-	// Overridden. The fold keeps it: Envoy Gateway's refused section policy still claims its
-	// listener from the Gateway-wide one (clienttrafficpolicy.go).
-	Refuses func(*policy.Policy) bool
-	refused map[*policy.Policy]bool
+	// Refuses, when set, says the implementation refuses a policy whole in the state snap
+	// (a rule of its row the webhook would deny it by, where the state holds it anyway): its
+	// impact is Overridden. The fold keeps it: Envoy Gateway's refused section policy still
+	// claims its listener from the Gateway-wide one (clienttrafficpolicy.go).
+	Refuses func(p *policy.Policy, snap topology.Snapshot) bool
+	Snap    topology.Snapshot
 }
 
-// Refused reports whether the implementation refuses p (Cache.Refuses), once per policy.
+// Refused reports whether the implementation refuses p (Cache.Refuses).
 func (c *Cache) Refused(p *policy.Policy) bool {
-	if c.Refuses == nil {
-		return false
-	}
-	if r, ok := c.refused[p]; ok {
-		return r
-	}
-	if c.refused == nil {
-		c.refused = map[*policy.Policy]bool{}
-	}
-	r := c.Refuses(p)
-	c.refused[p] = r
-	return r
+	return c.Refuses != nil && c.Refuses(p, c.Snap)
 }
 
 // NewCache returns an empty cache.
@@ -121,7 +111,7 @@ func flattenForFold(prefix []string, m map[string]any, namedRules []string, list
 					for j := start; j < len(*out); j++ {
 						u := &(*out)[j]
 						if len(u.Segs) > len(segs)+1 && slices.Contains(listKeys[path], strings.Join(u.Segs[len(segs)+1:], ".")) {
-							u.KeyOf = path + "." + it.key
+							u.Key = true
 						}
 					}
 				}

@@ -37,10 +37,18 @@ type Setting struct {
 	// the fold only. Path and Segs name an item by its key with dots escaped (the form the
 	// fold and the conflict rules compare); Display shows the list as the policy wrote it.
 	Items []ListItem
-	// KeyOf, set by the fold on a key field of a keyed list's item
-	// (compression[type=Gzip].type), is the item's path: the field names the item, so where
-	// the item has other fields they are its settings and the key is none of its own.
-	KeyOf string
+	// Key, set by the fold, says the setting is a key field of the keyed-list item its last
+	// Items mark names (compression[type=Gzip].type): the field names the item, so where the
+	// item has other fields they are its settings and the key is none of its own.
+	Key bool
+}
+
+// ItemPath is the path of the keyed-list item a setting lies in (its last Items mark), or "".
+func (u Setting) ItemPath() string {
+	if len(u.Items) == 0 {
+		return ""
+	}
+	return strings.Join(u.Segs[:u.Items[len(u.Items)-1].Seg+1], ".")
 }
 
 // ListItem marks one segment of a Setting's Segs as an item of a keyed list.
@@ -215,20 +223,36 @@ func fieldOf(fieldPrefix, field string) string {
 
 // ruleAt reports whether a named rule's path is path, `*` matching any one segment.
 func ruleAt(namedRules []string, path string) bool {
-	segs := strings.Split(path, ".")
-	return slices.ContainsFunc(namedRules, func(rule string) bool {
-		r := strings.Split(rule, ".")
-		return len(r) == len(segs) && segsMatch(r, segs)
-	})
+	for _, rule := range namedRules {
+		if rule == path || (strings.Contains(rule, "*") && wildMatch(rule, path, false)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ruleUnder reports whether a named rule lies below path.
 func ruleUnder(namedRules []string, path string) bool {
-	segs := strings.Split(path, ".")
-	return slices.ContainsFunc(namedRules, func(rule string) bool {
-		r := strings.Split(rule, ".")
+	for _, rule := range namedRules {
+		if strings.Contains(rule, "*") {
+			if wildMatch(rule, path, true) {
+				return true
+			}
+		} else if len(rule) > len(path) && rule[len(path)] == '.' && strings.HasPrefix(rule, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// wildMatch matches path against rule segment by segment, `*` matching any one; prefix
+// asks whether rule continues below path instead of ending there.
+func wildMatch(rule, path string, prefix bool) bool {
+	r, segs := strings.Split(rule, "."), strings.Split(path, ".")
+	if prefix {
 		return len(r) > len(segs) && segsMatch(r[:len(segs)], segs)
-	})
+	}
+	return len(r) == len(segs) && segsMatch(r, segs)
 }
 
 func segsMatch(pattern, segs []string) bool {
