@@ -13,6 +13,7 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -65,7 +66,7 @@ func Build(snap topology.State, config *rules.Config) map[string]*reportsv1alpha
 		}
 		return r
 	}
-	cache := impact.NewCache(snap)
+	cache := merge.NewCache()
 	for _, p := range snap.Policies() {
 		if p.Namespace == "" {
 			continue

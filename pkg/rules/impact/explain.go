@@ -44,7 +44,7 @@ type PathEffect struct {
 // only the policies on those paths; statuses are always computed over the whole state.
 func Explain(snap topology.State, table *kinds.KindTable, target *policy.TargetKey) Explanation {
 	ex := Explanation{Policies: []PolicyStatus{}, Paths: []PathEffect{}}
-	cache := NewCache(snap)
+	cache := merge.NewCache()
 	all := snap.Policies()
 	for _, row := range table.Rows() {
 		var policies []*policy.Policy

@@ -113,7 +113,7 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
 	p = asStored(snap, p)
 	if cache == nil {
-		cache = NewCache(snap)
+		cache = merge.NewCache()
 	}
 	buf := pathBuffers.Get().(*[]topology.ContextPath)
 	paths := topology.AppendPathsOf(snap, p, (*buf)[:0])
@@ -135,7 +135,7 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 		im.Status = StatusNoTargets
 		return im
 	}
-	if cache.Refused(p) {
+	if refused(p, snap) {
 		im.Overridden, im.Status = len(paths), StatusOverridden // applied nowhere
 		return im
 	}
@@ -382,17 +382,12 @@ func withoutItemKeys(settings []merge.Setting) []merge.Setting {
 	return out
 }
 
-// NewCache is a merge cache for predictions over snap that knows the policies the
-// implementation refuses whole by a rule of their row the webhook denies (plain-HTTP
-// listeners sharing a port, too many policies at a target): a state read from manifests or
-// from a cluster where they were admitted anyway (Warn, or before the webhook) holds them,
-// and the implementation applies them nowhere (their impact is Overridden).
-func NewCache(snap topology.Snapshot) *merge.Cache {
-	c := merge.NewCache()
-	c.Refuses, c.Snap = refused, snap
-	return c
-}
-
+// refused reports whether the implementation refuses p whole in snap by a rule of its row
+// the webhook denies (plain-HTTP listeners sharing a port, too many policies at a target): a
+// state read from manifests or from a cluster where it was admitted anyway (Warn, or before
+// the webhook) holds it, and the implementation applies it nowhere, so its impact is
+// Overridden. The fold keeps it: Envoy Gateway's refused section policy still claims its
+// listener from the Gateway-wide one (clienttrafficpolicy.go).
 func refused(p *policy.Policy, snap topology.Snapshot) bool {
 	return (p.Row.WholeHTTPPorts && len(validation.ValidateWholeHTTPPorts(p, snap, nil)) > 0) ||
 		(p.Row.MaxPoliciesPerTarget > 0 && len(validation.ValidatePoliciesPerTarget(p, snap, nil)) > 0)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 // Cache memoizes the blocks and units of policies during one computation, so a
@@ -16,17 +15,6 @@ type Cache struct {
 	blocks   map[*policy.Policy][]policy.Block
 	settings map[*policy.Policy]map[string][]Setting
 	removes  map[*policy.Policy][]string
-	// Refuses, when set, says the implementation refuses a policy whole in the state snap
-	// (a rule of its row the webhook would deny it by, where the state holds it anyway): its
-	// impact is Overridden. The fold keeps it: Envoy Gateway's refused section policy still
-	// claims its listener from the Gateway-wide one (clienttrafficpolicy.go).
-	Refuses func(p *policy.Policy, snap topology.Snapshot) bool
-	Snap    topology.Snapshot
-}
-
-// Refused reports whether the implementation refuses p (Cache.Refuses).
-func (c *Cache) Refused(p *policy.Policy) bool {
-	return c.Refuses != nil && c.Refuses(p, c.Snap)
 }
 
 // NewCache returns an empty cache.
