@@ -22,8 +22,10 @@ type EGStatus struct {
 	// Message is the refusing ancestor's message.
 	Message string
 	// Overridden is set when some ancestor carries Overridden=True (a more specific policy
-	// replaces this one somewhere); Merged when some ancestor carries Merged=True.
+	// replaces this one somewhere), with that condition's message; Merged when some ancestor
+	// carries Merged=True.
 	Overridden, Merged bool
+	OverriddenBy       string
 }
 
 // Refused reports whether the translator refused the policy on some ancestor.
@@ -116,6 +118,7 @@ func ParseTranslation(out []byte) (map[string]EGStatus, error) {
 						s.Verdict, s.Message = c.Reason, c.Message
 					case c.Type == "Overridden" && c.Status == "True":
 						s.Overridden = true
+						s.OverriddenBy += c.Message + "\n"
 					case c.Type == "Merged" && c.Status == "True":
 						s.Merged = true
 					}

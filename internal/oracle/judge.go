@@ -74,7 +74,7 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 	for i, p := range s.Policies {
 		res := ours.Results[i]
 		k := key(res.Kind, res.Namespace, res.Name)
-		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p)}
+		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p, s.Objects)}
 		for _, d := range res.Denials {
 			v.Reasons = append(v.Reasons, d.Reason)
 		}
@@ -149,22 +149,34 @@ func decode(objects, policies []Object) ([]manifests.Document, error) {
 	return manifests.Decode("scenario", b)
 }
 
-// selfOverlap reports whether a policy's targetRefs name an object both whole and by a
-// section.
-func selfOverlap(p Object) bool {
+// selfOverlap reports whether a policy's targetRefs name an object both whole and below it:
+// by a section of it, or (a Gateway) through one of its ListenerSets.
+func selfOverlap(p Object, objects []Object) bool {
+	parentOf := map[string]string{} // ListenerSet name -> its Gateway's
+	for _, o := range objects {
+		if o["kind"] == "ListenerSet" {
+			spec, _ := o["spec"].(Object)
+			parent, _ := spec["parentRef"].(Object)
+			meta, _ := o["metadata"].(Object)
+			parentOf[fmt.Sprint("ListenerSet/", meta["name"])] = fmt.Sprint("Gateway/", parent["name"])
+		}
+	}
 	spec, _ := p["spec"].(Object)
 	refs, _ := spec["targetRefs"].([]any)
-	whole, sections := map[string]bool{}, map[string]bool{}
+	whole, below := map[string]bool{}, map[string]bool{}
 	for _, r := range refs {
 		ref, _ := r.(Object)
 		k := fmt.Sprint(ref["kind"], "/", ref["name"])
 		if _, ok := ref["sectionName"]; ok {
-			sections[k] = true
+			below[k] = true
 		} else {
 			whole[k] = true
 		}
+		if gw, ok := parentOf[k]; ok {
+			below[gw] = true
+		}
 	}
-	for k := range sections {
+	for k := range below {
 		if whole[k] {
 			return true
 		}

@@ -64,7 +64,7 @@ func TestParseTranslation(t *testing.T) {
 	got, err := ParseTranslation([]byte(translated))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]EGStatus{
-		"BackendTrafficPolicy a/old":     {Verdict: "Accepted", Overridden: true},
+		"BackendTrafficPolicy a/old":     {Verdict: "Accepted", Overridden: true, OverriddenBy: "This policy is being overridden by other backendTrafficPolicies for these routes: [a/r0]\n"},
 		"BackendTrafficPolicy a/young":   {Verdict: "Conflicted", Message: "Unable to target HTTPRoute r0, another BackendTrafficPolicy has already attached to it"},
 		"BackendTrafficPolicy b/nowhere": {Verdict: "NoStatus"},
 	}, got)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,12 +45,25 @@ func NewReport() *Report { return &Report{Classes: map[string]*Class{}, ByDesign
 const (
 	designMissingSection = "a target section that does not exist is warned, not denied (the object may gain it later in the same apply); EG refuses the policy as TargetNotFound"
 	designNoRoutes       = "a policy no route reaches is NoTargets (we judge traffic paths); EG judges it by the Gateway/listener scopes it attaches to"
-	designSelfOverlap    = "a policy naming an object and a section of it is Enforced (its settings apply everywhere); EG marks it Overridden by its own section reference"
+	designSelfOverlap    = "a policy naming an object and a section (or ListenerSet) of it is Enforced (its settings apply everywhere); EG marks it Overridden by its own more specific reference"
+	designNoTraffic      = "a policy overridden only on a scope no route passes through (a ListenerSet or listener policy that reaches no route) is Enforced here; EG counts the scope"
+	designMerged         = "a Gateway policy whose fields a route policy with mergeType replaces is PartiallyEnforced or Overridden here; EG reports it Merged"
 	designRefUnjudged    = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where no route reaches the policy yet; EG checks it only once one does"
 	designConflictUnused = "a second policy at a target nothing uses yet is denied as Conflicted (it would lose once used); EG writes no status until a route reaches the target"
 	designUnusedBackend  = "a BackendTLSPolicy is judged at its Service port; EG writes its status only where a route sends to that port"
 	designNoOverridden   = "a BackendTLSPolicy that a section-specific one replaces on a port is PartiallyEnforced or Overridden here; EG writes no Overridden condition on Gateway API's kinds"
 )
+
+// overriddenOnListenersOnly reports whether Envoy Gateway's Overridden messages name only
+// ListenerSets and listeners ("... for these listenersets: [a/ls]"), never routes.
+func overriddenOnListenersOnly(messages string) bool {
+	for _, m := range strings.Split(strings.TrimSpace(messages), "\n") {
+		if !strings.Contains(m, "listenersets:") && !strings.Contains(m, "gateway listeners:") {
+			return false
+		}
+	}
+	return true
+}
 
 // only reports whether every reason is want.
 func only(reasons []string, want string) bool {
@@ -79,10 +93,20 @@ func verdictByDesign(v Verdict) string {
 	return ""
 }
 
-// statusByDesign names why a status difference is by design, or "".
-func statusByDesign(v Verdict) string {
+// statusByDesign names why a status difference is by design, or "". others are the
+// scenario's other verdicts.
+func statusByDesign(v Verdict, others []Verdict) string {
 	gatewayAPIKind := strings.HasPrefix(v.Policy, "BackendTLSPolicy ")
+	kind, _, _ := strings.Cut(v.Policy, " ")
+	noTrafficPeer := slices.ContainsFunc(others, func(o Verdict) bool {
+		k, _, _ := strings.Cut(o.Policy, " ")
+		return o.Policy != v.Policy && k == kind && o.Allowed && o.Status == "NoTargets"
+	})
 	switch {
+	case v.Status == "Enforced" && v.EG.Overridden && noTrafficPeer && overriddenOnListenersOnly(v.EG.OverriddenBy):
+		return designNoTraffic
+	case v.EG.Merged && !v.EG.Overridden && ourStatusOverridden(v.Status):
+		return designMerged
 	case gatewayAPIKind && v.EG.Verdict == "NoStatus":
 		return designUnusedBackend
 	case gatewayAPIKind && !v.EG.Overridden && ourStatusOverridden(v.Status):
@@ -155,7 +179,7 @@ func (r *Report) Add(o *Outcome) {
 			r.Statuses.Agree++
 			continue
 		}
-		if why := statusByDesign(v); why != "" {
+		if why := statusByDesign(v, o.Verdicts); why != "" {
 			r.Statuses.ByDesign++
 			r.ByDesign[why]++
 			continue
