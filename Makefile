@@ -112,6 +112,12 @@ oracle-ci: ## The oracle as CI runs it: seed 1, 100 scenarios (about a minute wa
 	@egctl=$$(bash hack/egctl.sh) && $(GO) run ./hack/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed 1 -n 100 \
 		-max-false-denials 0 -min-verdict-agreement 1 -min-status-agreement 0.99
 
+KAN_N ?= 30
+
+.PHONY: oracle-kan
+oracle-kan: ## kube-agentic-networking's own controller against our XAccessPolicy verdicts on KAN_N (30) generated scenarios, on a local control plane (the controller is built once from its module, cached outside the checkout)
+	@assets=$$(bash hack/control-plane.sh) && ctl=$$(bash hack/kan.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/oracle-kan -controller $$ctl -n $(KAN_N)
+
 .PHONY: e2e
 e2e: build ## The e2e suite on a local control plane, the webhook binary as a process, configs from deploy/base
 	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/e2e -webhook $(BIN)

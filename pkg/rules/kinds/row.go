@@ -86,6 +86,10 @@ type KindRow struct {
 	// many older ones there already (kube-agentic-networking's XAccessPolicy: 5). Not a CRD
 	// limit (maxItems bounds one policy's references, not the policies of a target).
 	MaxPoliciesPerTarget int `json:"maxPoliciesPerTarget,omitempty"`
+	// OnePerTargetWhen, when set, says the implementation accepts one policy per target
+	// object (whatever the sections) whose spec field holds one of the values, the oldest:
+	// kube-agentic-networking's one ExternalAuth XAccessPolicy per target.
+	OnePerTargetWhen *FieldValues `json:"onePerTargetWhen,omitempty"`
 	// MaxTargetRefs caps spec.targetRefs where the kind's CRD does (its maxItems); 0: the
 	// CRD sets no limit, and neither does the webhook (a limit copied from another project
 	// would deny what the implementation accepts).
@@ -230,6 +234,12 @@ type Stanzas struct {
 	// of the listed values (agentgateway's strategy.inheritance: Override locks a setting
 	// against every more specific level); otherwise they stay defaults.
 	ClassBy *ClassBy `json:"classBy,omitempty"`
+}
+
+// FieldValues is a top-level spec field and values of it.
+type FieldValues struct {
+	Field  string   `json:"field"`
+	Values []string `json:"values"`
 }
 
 // ClassBy names the spec field (dotted) whose value classes a policy's bare rules, and the

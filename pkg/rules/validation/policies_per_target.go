@@ -2,10 +2,12 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
@@ -16,9 +18,16 @@ import (
 // v0.1.0 pkg/controller/accesspolicy.go isPolicyUnderTargetLimit: LimitPerTargetExceeded).
 // Older is creationTimestamp, then name; a CREATE is younger than every stored policy. A
 // target that does not exist yet is not judged (present).
+//
+// A row's OnePerTargetWhen also allows one policy per target object whose field holds one of
+// its values: a younger one so valued is refused (kube-agentic-networking's ExternalAuth).
 func ValidatePoliciesPerTarget(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.ErrorList {
 	limit := p.Row.MaxPoliciesPerTarget
-	if limit <= 0 {
+	exclusive := p.Row.OnePerTargetWhen
+	if exclusive != nil && !holds(p, exclusive) {
+		exclusive = nil
+	}
+	if limit <= 0 && exclusive == nil {
 		return nil
 	}
 	var errs field.ErrorList
@@ -29,14 +38,24 @@ func ValidatePoliciesPerTarget(p *policy.Policy, snap topology.Snapshot, msgs *M
 			continue
 		}
 		seen[obj] = true
-		var older []string
+		var older, olderExclusive []string
 		for _, q := range snap.PoliciesIn(p.GroupKind(), obj.Namespace) {
 			if (q.Namespace == p.Namespace && q.Name == p.Name) || !(p.Created.IsZero() || q.Higher(p)) || !names(snap, q, obj) {
 				continue
 			}
-			older = append(older, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace))
+			name := msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)
+			older = append(older, name)
+			if exclusive != nil && holds(q, exclusive) {
+				olderExclusive = append(olderExclusive, name)
+			}
 		}
-		if len(older) < limit {
+		if len(olderExclusive) > 0 {
+			errs = append(errs, field.Forbidden(t.Path, fmt.Sprintf(
+				"%s already has %s with %s %s; the implementation accepts one such %s per target and refuses the later ones",
+				msgs.Target(obj, t.Selected, p.Namespace), olderExclusive[0], exclusive.Field, policy.Echo(fmt.Sprint(p.Spec()[exclusive.Field])), p.Row.Kind)))
+			continue
+		}
+		if limit <= 0 || len(older) < limit {
 			continue
 		}
 		shown := older
@@ -48,6 +67,12 @@ func ValidatePoliciesPerTarget(p *policy.Policy, snap topology.Snapshot, msgs *M
 			msgs.Target(obj, t.Selected, p.Namespace), len(older), strings.Join(shown, ", "), limit, p.Row.Kind)))
 	}
 	return withReason(ReasonConflicted, errs...)
+}
+
+// holds reports whether p's spec field holds one of the values.
+func holds(p *policy.Policy, fv *kinds.FieldValues) bool {
+	v, ok := p.Spec()[fv.Field].(string)
+	return ok && slices.Contains(fv.Values, v)
 }
 
 // names reports whether policy q attaches to obj (through any section of it).

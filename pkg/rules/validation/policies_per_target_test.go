@@ -67,3 +67,31 @@ spec:
 		})
 	}
 }
+
+// And one ExternalAuth XAccessPolicy per target, the oldest (v0.1.0 isPolicyUnderTargetLimit:
+// "An older ExternalAuth AccessPolicy already exists"); Allow policies beside it are fine.
+func TestValidateOneExternalAuthPerTarget(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	policy := func(name, created, action string) string {
+		meta := "{name: " + name + ", namespace: infra}"
+		if created != "" {
+			meta = "{name: " + name + ", namespace: infra, creationTimestamp: \"" + created + "\"}"
+		}
+		body := "action: Allow"
+		if action == "ExternalAuth" {
+			body = "action: ExternalAuth\n  externalAuth: {protocol: HTTP, http: {}, backendRef: {name: authz, port: 9000}}"
+		}
+		return `
+apiVersion: agentic.networking.x-k8s.io/v1alpha1
+kind: XAccessPolicy
+metadata: ` + meta + `
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http}]
+  ` + body
+	}
+	snap := rulestest.World(t, table, rulestest.Topology, policy("auth", "2024-01-01T00:00:00Z", "ExternalAuth"), policy("allow", "2024-01-01T00:00:01Z", "Allow"))
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
+		"Gateway infra/gw already has XAccessPolicy infra/auth with action ExternalAuth; the implementation accepts one such XAccessPolicy per target and refuses the later ones")},
+		validation.ValidatePoliciesPerTarget(rulestest.PolicyOf(t, table, policy("second-auth", "", "ExternalAuth")), snap, nil))
+	rulestest.Matcher.Test(t, nil, validation.ValidatePoliciesPerTarget(rulestest.PolicyOf(t, table, policy("more-allow", "", "Allow")), snap, nil))
+}
