@@ -81,10 +81,12 @@ func (w *walker) emit(c ContextPath) {
 	w.out = append(w.out, c)
 }
 
-// fromGateway walks a Gateway's own listeners and those of its ListenerSets.
+// fromGateway walks a Gateway's own listeners and those of its ListenerSets. A listener
+// named on the Gateway is one of its own: a ListenerSet's listener of the same name is
+// another section (Gateway API ListenerSet; issue 29).
 func (w *walker) fromGateway(gw *Object, listener string, route *Object) {
 	w.fromListeners(gw, nil, listener, route)
-	if w.end >= kinds.DepthListener {
+	if w.end >= kinds.DepthListener && listener == "" {
 		for _, set := range w.snap.ListenerSetsByGateway(gw.Key()) {
 			w.fromListeners(gw, set, listener, route)
 		}

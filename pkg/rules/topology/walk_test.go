@@ -192,3 +192,30 @@ spec:
 		})
 	}
 }
+
+// A Gateway's listener and a ListenerSet's listener of the same name are different
+// sections: a policy on the Gateway's section reaches only the Gateway's own listener.
+func TestGatewaySectionIsNotAListenerSetListener(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	color := rulestest.MustRow(t, table, "policies.controller.io", "ColorPolicy")
+	snap := rulestest.World(t, table, rulestest.Topology, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: infra}
+spec:
+  parentRef: {name: gw}
+  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r2, namespace: app}
+spec:
+  parentRefs: [{name: extra, namespace: infra, kind: ListenerSet}]
+  rules: [{name: main, backendRefs: [{name: b1, port: 443}]}]`)
+	section := policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "gw", Section: "http"}
+	assert.Empty(t, strs(topology.PathsThrough(snap, color, section)), "r2 hangs from the ListenerSet's http, not the Gateway's")
+	whole := section
+	whole.Section = ""
+	assert.Equal(t, []string{"Gateway infra/gw > ListenerSet infra/extra > Listener http > HTTPRoute app/r2 > Rule main > Service app/b1"},
+		strs(topology.PathsThrough(snap, color, whole)), "the whole Gateway reaches it")
+}
