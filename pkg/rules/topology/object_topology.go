@@ -257,6 +257,12 @@ func (r *RouteInfo) parse(o *Object, spec map[string]any) {
 	}
 	// Sized exactly: the snapshot keeps these for the life of the process.
 	rules := list(spec["rules"])
+	if _, set := spec["rules"]; !set && o.Group == kinds.GatewayGroup && o.Kind == "HTTPRoute" {
+		// The API server stores an HTTPRoute written without rules with one defaulted rule
+		// (path prefix "/": apis/v1/httproute_types.go Rules' default), so a manifest judged
+		// offline has it too (issue 29).
+		rules = []map[string]any{{}}
+	}
 	r.Rules = make([]RuleInfo, 0, len(rules))
 	n := 0
 	for _, rule := range rules {

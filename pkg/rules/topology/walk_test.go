@@ -219,3 +219,18 @@ spec:
 	assert.Equal(t, []string{"Gateway infra/gw > ListenerSet infra/extra > Listener http > HTTPRoute app/r2 > Rule main > Service app/b1"},
 		strs(topology.PathsThrough(snap, color, whole)), "the whole Gateway reaches it")
 }
+
+// An HTTPRoute written without rules is stored with one defaulted rule (Gateway API's
+// default for HTTPRouteSpec.Rules), so a policy on it reaches a path offline as in a cluster.
+func TestHTTPRouteWithoutRulesHasTheDefaultedRule(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	btp := rulestest.MustRow(t, table, "gateway.envoyproxy.io", "BackendTrafficPolicy") // paths end at the rule
+	snap := rulestest.World(t, table, rulestest.Topology, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: bare, namespace: infra}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]`)
+	assert.Equal(t, []string{"Gateway infra/gw > Listener http > HTTPRoute infra/bare > Rule 0"},
+		strs(topology.PathsThrough(snap, btp, policy.TargetKey{Group: kinds.GatewayGroup, Kind: "HTTPRoute", Namespace: "infra", Name: "bare"})))
+}
