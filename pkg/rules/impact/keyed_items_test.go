@@ -7,6 +7,7 @@ import (
 
 	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 // Two ListenerPolicies writing different fields of one perPort item each write its key
@@ -35,9 +36,14 @@ metadata: {name: new, namespace: infra, creationTimestamp: "2024-01-02T00:00:00Z
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   perPort: [{port: 8080, listener: {httpSettings: {useRemoteAddress: true}}}]`)
+	assert.Equal(t, map[string]string{"infra/old": StatusEnforced, "infra/new": StatusEnforced}, statuses(snap, table))
+}
+
+// statuses is explain's status of every policy in snap, by namespace/name.
+func statuses(snap topology.State, table *kinds.KindTable) map[string]string {
 	got := map[string]string{}
 	for _, p := range Explain(snap, table, nil).Policies {
 		got[p.Namespace+"/"+p.Name] = p.Status
 	}
-	assert.Equal(t, map[string]string{"infra/old": StatusEnforced, "infra/new": StatusEnforced}, got)
+	return got
 }

@@ -38,9 +38,5 @@ metadata: {name: on-a, namespace: infra, creationTimestamp: "2024-01-02T00:00:00
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: http-a}]
   timeout: {http: {idleTimeout: 9s}}`)
-	got := map[string]string{}
-	for _, p := range Explain(snap, table, nil).Policies {
-		got[p.Namespace+"/"+p.Name] = p.Status
-	}
-	assert.Equal(t, map[string]string{"infra/on-a": StatusOverridden, "infra/wide": StatusPartiallyEnforced}, got)
+	assert.Equal(t, map[string]string{"infra/on-a": StatusOverridden, "infra/wide": StatusPartiallyEnforced}, statuses(snap, table))
 }
