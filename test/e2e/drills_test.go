@@ -78,6 +78,11 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 				kind = "denied: Conflicted"
 			case strings.Contains(err.Error(), "has not read the cluster's policies yet"):
 				kind = "refused: starting"
+			case strings.Contains(err.Error(), "claiming the attachment points") && strings.Contains(err.Error(), "Unauthorized"):
+				// A pod deleted with no grace period runs on until the kubelet stops it, and
+				// its bound ServiceAccount token dies with the Pod object: its Lease write is
+				// refused (401), so it refuses the review: fail closed, nothing admitted.
+				kind = "refused: killed pod's credentials"
 			case strings.Contains(err.Error(), "failed calling webhook"):
 				kind = "failed: webhook unreachable"
 				time.Sleep(20 * time.Millisecond) // do not spin on connection refused
@@ -111,7 +116,7 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 		assert.Positive(t, outcomes["failed: webhook unreachable"], "the loop ran while the webhook was gone")
 	}
 	for kind := range outcomes {
-		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "failed: webhook unreachable"}, kind)
+		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "refused: killed pod's credentials", "failed: webhook unreachable"}, kind)
 	}
 }
 
