@@ -16,7 +16,10 @@ import (
 // Verdict is both sides' judgement of one policy of a scenario.
 type Verdict struct {
 	Policy string // "Kind namespace/name"
-	Shape  string // what it targets, e.g. "Gateway/section+HTTPRoute"
+	// GatewayAPI says the kind is Gateway API's own (BackendTLSPolicy), on which Envoy
+	// Gateway writes statuses differently from its own kinds.
+	GatewayAPI bool
+	Shape      string // what it targets, e.g. "Gateway/section+HTTPRoute"
 	// Ours: allowed, the reasons of our denial, and (when allowed) our impact status over
 	// the final state.
 	Allowed  bool
@@ -74,7 +77,8 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 	for i, p := range s.Policies {
 		res := ours.Results[i]
 		k := key(res.Kind, res.Namespace, res.Name)
-		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p, s.Objects)}
+		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p, s.Objects),
+			GatewayAPI: strings.HasPrefix(res.APIVersion, gatewayGroup+"/")}
 		for _, d := range res.Denials {
 			v.Reasons = append(v.Reasons, d.Reason)
 		}

@@ -50,8 +50,8 @@ const (
 	designMerged         = "a Gateway policy whose fields a route policy with mergeType replaces is PartiallyEnforced or Overridden here; EG reports it Merged"
 	designRefUnjudged    = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where no route reaches the policy yet; EG checks it only once one does"
 	designConflictUnused = "a second policy at a target nothing uses yet is denied as Conflicted (it would lose once used); EG writes no status until a route reaches the target"
-	designUnusedBackend  = "a BackendTLSPolicy is judged at its Service port; EG writes its status only where a route sends to that port"
-	designNoOverridden   = "a BackendTLSPolicy that a section-specific one replaces on a port is PartiallyEnforced or Overridden here; EG writes no Overridden condition on Gateway API's kinds"
+	designUnusedBackend  = "a Gateway API policy on a backend (BackendTLSPolicy) is judged at its Service port; EG writes its status only where a route sends to that port"
+	designNoOverridden   = "a Gateway API policy (BackendTLSPolicy) that a section-specific one replaces on a port is PartiallyEnforced or Overridden here; EG writes no Overridden condition on Gateway API's kinds"
 )
 
 // overriddenOnListenersOnly reports whether Envoy Gateway's Overridden messages name only
@@ -96,7 +96,7 @@ func verdictByDesign(v Verdict) string {
 // statusByDesign names why a status difference is by design, or "". others are the
 // scenario's other verdicts.
 func statusByDesign(v Verdict, others []Verdict) string {
-	gatewayAPIKind := strings.HasPrefix(v.Policy, "BackendTLSPolicy ")
+	gatewayAPIKind := v.GatewayAPI
 	kind, _, _ := strings.Cut(v.Policy, " ")
 	noTrafficPeer := slices.ContainsFunc(others, func(o Verdict) bool {
 		k, _, _ := strings.Cut(o.Policy, " ")

@@ -507,7 +507,7 @@ spec:
 	}
 	cases := map[string]struct {
 		target  string
-		denied  bool
+		want    field.ErrorList
 		warning string
 	}{
 		"the Service does not exist": {
@@ -520,20 +520,18 @@ spec:
 		},
 		"the Service and its port exist": {
 			target: `{group: "", kind: Service, name: b1, sectionName: https}`,
-			denied: true,
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
+				"Service app/b1 section https already has BackendTLSPolicy app/old; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			snap := rulestest.World(t, table, rulestest.Topology, btls("old", tc.target))
 			v := rulestest.Judge(t, table, snap, btls("new", tc.target))
-			if tc.denied {
-				require.Len(t, v.Denials, 1)
-				require.Equal(t, validation.ReasonConflicted, v.Denials[0].Origin)
-				return
+			rulestest.Matcher.Test(t, tc.want, v.Denials)
+			if tc.warning != "" {
+				require.Contains(t, v.Warnings, tc.warning)
 			}
-			require.Empty(t, v.Denials)
-			require.Contains(t, v.Warnings, tc.warning)
 		})
 	}
 }
