@@ -55,7 +55,7 @@ func runAudit(flags offlineFlags, cluster clusterFlags, allNamespaces bool, s st
 	}
 	var state *check.StateBuilder
 	if flags.given() {
-		state, err = flags.state(s.in, conf.table)
+		state, err = flags.state(s.in, conf.table, s.err, "audit")
 	} else {
 		state, err = cluster.state(conf, s.err)
 	}

@@ -58,7 +58,10 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 	if live {
 		var stored []manifests.Document
 		if stored, err = cluster.read(conf, nil, s.err); err == nil {
-			report, err = check.RunOnto(stored, docs, conf.table, conf.settings, cluster.namespace())
+			var crds []manifests.Document
+			if crds, err = cluster.crds(docs); err == nil {
+				report, err = check.RunOnto(append(stored, crds...), docs, conf.table, conf.settings, cluster.namespace())
+			}
 		}
 	} else {
 		report, err = check.RunIn(docs, conf.table, conf.settings, cmp.Or(cluster.overrides.Context.Namespace, "default"))

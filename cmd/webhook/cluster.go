@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -67,6 +68,30 @@ func (c *clusterFlags) read(conf *configuration, target *policy.TargetKey, progr
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
 	return docs, nil
+}
+
+// crds reads the cluster's CustomResourceDefinitions of the kinds among docs, so that docs
+// are judged as its API server would judge them before any webhook.
+func (c *clusterFlags) crds(docs []manifests.Document) ([]manifests.Document, error) {
+	cfg, err := c.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	var gks []schema.GroupKind
+	for _, d := range docs {
+		apiVersion, _ := d.Object["apiVersion"].(string)
+		kind, _ := d.Object["kind"].(string)
+		if gv, err := schema.ParseGroupVersion(apiVersion); err == nil {
+			gks = append(gks, schema.GroupKind{Group: gv.Group, Kind: kind})
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterReadTimeout)
+	defer cancel()
+	crds, err := clusterstate.ReadCRDs(ctx, cfg, gks)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	return crds, nil
 }
 
 // state builds the state of the whole cluster, a page at a time (check.StateBuilder), with

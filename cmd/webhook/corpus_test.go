@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/policyattachment/webhook/internal/testcrds"
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
 )
@@ -19,8 +21,10 @@ import (
 // file per scenario (testdata/corpus/README.md says how they are written).
 const corpusDir = "../../testdata/corpus"
 
-// TestCorpus runs every scenario through the two doors users have: `webhook check` admits
-// the policies one by one (each verdict must be the scenario's `# expect:` line), and
+// TestCorpus runs every scenario through the two doors users have, given the CRDs of its
+// kinds with their real validation (internal/testcrds) as a cluster has them: `webhook
+// check` admits the policies one by one (each verdict must be the scenario's `# expect:`
+// line; one the CRD refuses is denied Invalid, as the API server refuses it), and
 // `webhook explain` reads them all as stored, as the implementation does (each policy's
 // status must be its `# status:` line). Both kinds of line are written by hand from the
 // implementation's expected output; the golden file holds check's whole text output
@@ -29,6 +33,12 @@ func TestCorpus(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(corpusDir, "*", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
+	crds, err := testcrds.Files(context.Background(), filepath.Join("..", ".."))
+	require.NoError(t, err)
+	var withCRDs []string
+	for _, crd := range crds {
+		withCRDs = append(withCRDs, "-f", crd)
+	}
 	for _, file := range files {
 		name := strings.TrimSuffix(strings.TrimPrefix(file, corpusDir+"/"), ".yaml")
 		t.Run(name, func(t *testing.T) {
@@ -36,7 +46,7 @@ func TestCorpus(t *testing.T) {
 			require.NotEmpty(t, header["source"], "a scenario names the test it re-expresses (# source:)")
 			require.NotEmpty(t, header["expect"], "a scenario says what the implementation does (# expect:)")
 
-			args := []string{"check", "-f", file}
+			args := append(append([]string{"check"}, withCRDs...), "-f", file)
 			for _, c := range header["config"] {
 				args = append(args, "--config", filepath.Join(filepath.Dir(file), c))
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
@@ -145,7 +146,7 @@ func plural(n int, one, many string) string {
 func explainState(flags offlineFlags, live bool, cluster clusterFlags, conf *configuration, key *policy.TargetKey, s streams) (*check.StateBuilder, error) {
 	switch {
 	case !live:
-		return flags.state(s.in, conf.table)
+		return flags.state(s.in, conf.table, s.err, "explain")
 	case !flags.given() && key != nil:
 		around, err := cluster.read(conf, key, s.err)
 		if err != nil {
@@ -163,8 +164,15 @@ func explainState(flags offlineFlags, live bool, cluster clusterFlags, conf *con
 	if err != nil {
 		return nil, err
 	}
-	if err := check.DiscoverKinds(docs, conf.table); err != nil {
+	crds, err := cluster.crds(docs)
+	if err != nil {
 		return nil, err
 	}
+	for _, set := range [][]manifests.Document{crds, docs} {
+		if err := state.Discover(set); err != nil {
+			return nil, err
+		}
+	}
+	state.Judge(noteRefused(s.err, "explain"))
 	return state, state.Add(docs)
 }

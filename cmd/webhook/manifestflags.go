@@ -2,12 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 
 	"github.com/spf13/pflag"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/crdvalidation"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
@@ -43,22 +45,35 @@ func (m *manifestFlags) read(stdin io.Reader) ([]manifests.Document, error) {
 }
 
 // state builds the state the manifests describe, as check.State would from read's
-// documents. Files named with -f are read twice, one at a time (policy kinds from their
-// CRDs first, then the objects), so a large folder costs the memory of its largest file
-// and of its policies; standard input and -k are read at once.
-func (m *manifestFlags) state(stdin io.Reader, table *kinds.KindTable) (*check.StateBuilder, error) {
+// documents; a document its CRD (among them) refuses is left out and said on notes. Files
+// named with -f are read twice, one at a time (policy kinds and schemas from their CRDs
+// first, then the objects), so a large folder costs the memory of its largest file and of
+// its policies; standard input and -k are read at once.
+func (m *manifestFlags) state(stdin io.Reader, table *kinds.KindTable, notes io.Writer, cmd string) (*check.StateBuilder, error) {
+	s := check.NewStateBuilder(table)
 	if m.kustomize != "" || len(m.paths) == 0 || slices.Contains(m.paths, "-") {
 		docs, err := m.read(stdin)
 		if err != nil {
 			return nil, err
 		}
-		return check.StateOf(docs, table)
+		if err := s.Discover(docs); err != nil {
+			return nil, err
+		}
+		s.Judge(noteRefused(notes, cmd))
+		return s, s.Add(docs)
 	}
 	opts := manifests.Options{Recursive: m.recursive}
-	err := manifests.Walk(m.paths, nil, opts, func(docs []manifests.Document) error { return check.DiscoverKinds(docs, table) })
-	if err != nil {
+	if err := manifests.Walk(m.paths, nil, opts, s.Discover); err != nil {
 		return nil, err
 	}
-	s := check.NewStateBuilder(table)
+	s.Judge(noteRefused(notes, cmd))
 	return s, manifests.Walk(m.paths, nil, opts, s.Add)
+}
+
+// noteRefused says on notes that a document its CRD refuses is left out of the state, as
+// the cluster would not hold it.
+func noteRefused(notes io.Writer, cmd string) func(string, *crdvalidation.Refusal) {
+	return func(where string, refusal *crdvalidation.Refusal) {
+		fmt.Fprintf(notes, "%s: %s: left out, as the API server would refuse it: %v\n", progName(cmd), where, refusal)
+	}
 }

@@ -3,6 +3,7 @@
 package check
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/policyattachment/webhook/pkg/crdvalidation"
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
@@ -71,6 +73,9 @@ var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Run admits the policies among docs, one by one, against everything else in docs.
 // config (nil for the defaults) decides how each denial is enforced, as in the webhook.
+// CustomResourceDefinitions among docs do first what the API server does with them:
+// their defaults are applied, and a policy their schema or CEL rules refuse is denied with
+// reason Invalid (a non-policy object they refuse is unusable input).
 func Run(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, error) {
 	return RunIn(docs, table, config, "default")
 }
@@ -83,11 +88,15 @@ func RunIn(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 	}
 	b := newBuilder(table)
 	b.namespace = namespace
+	if err := b.schemasFrom(docs); err != nil {
+		return nil, err
+	}
+	b.judge = true
 	policies, err := b.addAll(docs)
 	if err != nil {
 		return nil, err
 	}
-	return admitAll(b.snap, policies, config), nil
+	return b.admitAll(policies, config), nil
 }
 
 // RunOnto admits the policies among docs, in document order, onto a stored state: stored
@@ -96,56 +105,76 @@ func RunIn(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 // replaces the stored one of its kind, namespace and name; a policy in docs is a CREATE, or
 // an UPDATE of the stored policy of its name (keeping that one's creationTimestamp, as the
 // API server does), and one without a creationTimestamp is younger than every stored one.
-// Documents that name no namespace are in namespace.
+// Documents that name no namespace are in namespace. CustomResourceDefinitions among
+// stored and docs judge docs as in Run (the cluster's objects were admitted already).
 func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, error) {
 	if err := discoverKinds(append(append([]manifests.Document{}, stored...), docs...), table); err != nil {
 		return nil, err
 	}
 	b := newBuilder(table)
+	for _, set := range [][]manifests.Document{stored, docs} {
+		if err := b.schemasFrom(set); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range stored {
 		pd, err := b.add(d)
 		if err != nil {
 			return nil, err
 		}
 		if pd != nil {
-			b.snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
+			b.store(pd)
 		}
 	}
 	b.namespace = namespace
+	b.judge = true
 	policies, err := b.addAll(docs)
 	if err != nil {
 		return nil, err
 	}
-	return admitAll(b.snap, policies, config), nil
+	return b.admitAll(policies, config), nil
 }
 
-// admitAll judges policies in order against snap, storing each one admitted.
-func admitAll(snap *index.Snapshot, policies []pendingPolicy, config *rules.Config) *Report {
+// admitAll judges policies in order against the snapshot, storing each one admitted: first
+// as the API server does before any webhook (its CRD, when given), then by the rules.
+func (b *builder) admitAll(policies []pendingPolicy, config *rules.Config) *Report {
+	snap := b.snap
 	report := &Report{Results: []Result{}}
 	if config.Relaxes() {
 		report.Enforcement = config.Describe()
 	}
 	for _, pd := range policies {
+		old := b.stored[objectKey(pd.doc.Object)]
+		refusal, err := b.schemas.Admit(context.Background(), pd.doc.Object, old)
 		p := policy.NewPolicy(pd.row, pd.doc.Object)
 		req := rules.Request{Operation: rules.Create, Policy: p, Config: config}
 		if old, ok := snap.GetPolicy(p.GroupKind(), p.Namespace, p.Name); ok {
 			req.Operation, req.OldPolicy = rules.Update, old
 			p.Created = old.Created // creationTimestamp does not change on update
 		}
-		v := rules.Evaluate(req, snap)
 		res := Result{
 			APIVersion: stringAt(pd.doc.Object, "apiVersion"), Kind: pd.row.Kind,
 			Namespace: p.Namespace, Name: p.Name, Operation: string(req.Operation),
-			Allowed: v.Allowed(), Denials: denials(v.Denials), Relaxed: relaxed(v.Relaxed), Warnings: v.Warnings,
-			Annotations: map[string]string{}, Source: pd.doc.Where(), File: pd.doc.Source, Document: pd.doc.Index,
+			Annotations: map[string]string{}, Warnings: []string{},
+			Source: pd.doc.Where(), File: pd.doc.Source, Document: pd.doc.Index,
 		}
-		if res.Warnings == nil {
-			res.Warnings = []string{}
+		switch {
+		case err != nil:
+			res.Denials = []Denial{{Reason: crdvalidation.Reason, Message: err.Error()}}
+		case refusal != nil:
+			res.Denials = refusalDenials(refusal)
+		default:
+			v := rules.Evaluate(req, snap)
+			res.Allowed, res.Denials, res.Relaxed = v.Allowed(), denials(v.Denials), relaxed(v.Relaxed)
+			if v.Warnings != nil {
+				res.Warnings = v.Warnings
+			}
 		}
-		if v.Allowed() {
+		if res.Allowed {
+			b.stored[objectKey(pd.doc.Object)] = pd.doc.Object
 			annotate(res.Annotations, snap, snap.PutPolicy(p), config.MessagesOrNil())
 			report.Summary.Allowed++
-			if len(v.Relaxed) > 0 {
+			if len(res.Relaxed) > 0 {
 				report.Summary.Relaxed++
 			}
 		} else {
@@ -154,6 +183,18 @@ func admitAll(snap *index.Snapshot, policies []pendingPolicy, config *rules.Conf
 		report.Results = append(report.Results, res)
 	}
 	return report
+}
+
+// refusalDenials are the API server's causes of a refusal by a CRD, one per field.
+func refusalDenials(r *crdvalidation.Refusal) []Denial {
+	var out []Denial
+	for _, path := range r.Unknown {
+		out = append(out, Denial{Reason: crdvalidation.Reason, Field: path, Message: crdvalidation.StrictDecodingMessage([]string{path})})
+	}
+	for _, e := range r.Errors {
+		out = append(out, Denial{Reason: crdvalidation.Reason, Field: e.Field, Message: e.ErrorBody()})
+	}
+	return out
 }
 
 // State returns the state the manifests describe: every object and every policy, as if
@@ -167,12 +208,15 @@ func State(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, 
 	return s.Snapshot(), nil
 }
 
-// StateOf is State's builder, its policies not yet stored (Audit, or Snapshot).
+// StateOf is State's builder, its policies not yet stored (Audit, or Snapshot). The
+// CustomResourceDefinitions among docs judge the others, as the API server would before
+// storing them (StateBuilder.Judge).
 func StateOf(docs []manifests.Document, table *kinds.KindTable) (*StateBuilder, error) {
-	if err := discoverKinds(docs, table); err != nil {
+	s := NewStateBuilder(table)
+	if err := s.Discover(docs); err != nil {
 		return nil, err
 	}
-	s := NewStateBuilder(table)
+	s.Judge(nil)
 	if err := s.Add(docs); err != nil {
 		return nil, err
 	}
@@ -231,10 +275,66 @@ type builder struct {
 	last  time.Time
 	// namespace is given to namespaced documents that name none.
 	namespace string
+	// schemas are the CRDs given; with judge, a non-policy document their kind's CRD
+	// refuses is unusable input (the cluster would not hold it), and with judgePolicies a
+	// policy document too (a state, not a verdict, is being built).
+	schemas              *crdvalidation.Schemas
+	judge, judgePolicies bool
+	// onRefused, when set, is told of each document its CRD refuses, which is then left
+	// out instead of failing the build.
+	onRefused func(where string, refusal *crdvalidation.Refusal)
+	// stored are the policies stored so far, as the API server holds them: an update's old
+	// object, for the CRD's ratcheting and transition rules.
+	stored map[string]map[string]any
 }
 
 func newBuilder(table *kinds.KindTable) *builder {
-	return &builder{table: table, snap: index.New(), last: epoch, namespace: "default"}
+	return &builder{table: table, snap: index.New(), last: epoch, namespace: "default",
+		schemas: crdvalidation.New(), stored: map[string]map[string]any{}}
+}
+
+// schemasFrom keeps the CustomResourceDefinitions among docs as the API server's first
+// judge of the documents added after them.
+func (b *builder) schemasFrom(docs []manifests.Document) error {
+	for _, d := range docs {
+		if stringAt(d.Object, "kind") != "CustomResourceDefinition" || !strings.HasPrefix(stringAt(d.Object, "apiVersion"), "apiextensions.k8s.io/") {
+			continue
+		}
+		if err := b.schemas.Add(d.Object); err != nil {
+			return &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		}
+	}
+	return nil
+}
+
+// store puts a policy in the snapshot as stored.
+func (b *builder) store(pd *pendingPolicy) {
+	b.snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
+	b.stored[objectKey(pd.doc.Object)] = pd.doc.Object
+}
+
+// apiServerAdmits runs a document through its CRD, when given, as the API server would
+// before storing it. A refusal is unusable input, unless the builder skips refused
+// documents (onRefused), as a cluster would not hold them.
+func (b *builder) apiServerAdmits(d manifests.Document) (skip bool, err error) {
+	refusal, err := b.schemas.Admit(context.Background(), d.Object, nil)
+	switch {
+	case err != nil:
+		return false, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+	case refusal == nil:
+		return false, nil
+	case b.onRefused != nil:
+		b.onRefused(d.Where(), refusal)
+		return true, nil
+	}
+	return false, &manifests.InputError{Msg: fmt.Sprintf("%s: the API server would refuse it: %v", d.Where(), refusal)}
+}
+
+// objectKey names an object by apiVersion's group, kind, namespace and name.
+func objectKey(obj map[string]any) string {
+	gv, _ := schema.ParseGroupVersion(stringAt(obj, "apiVersion"))
+	meta, _ := obj["metadata"].(map[string]any)
+	return gv.Group + "/" + stringAt(obj, "kind") + "/" + stringAt(meta, "namespace") + "/" + stringAt(meta, "name")
 }
 
 // addAll stores the non-policy documents and returns the policy documents, in order.
@@ -268,12 +368,22 @@ func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
 				d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
 		}
 		defaultNamespace(d.Object, row.Scope == kinds.Namespaced, b.namespace)
+		if b.judgePolicies {
+			if skip, err := b.apiServerAdmits(d); skip || err != nil {
+				return nil, err
+			}
+		}
 		return &pendingPolicy{d, row}, nil
 	}
 	if known, served := kinds.ServedVersion(gv.Group, gv.Version); known && !served {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
 	}
 	defaultNamespace(d.Object, kinds.IsNamespacedResource(gk), b.namespace)
+	if b.judge {
+		if skip, err := b.apiServerAdmits(d); skip || err != nil {
+			return nil, err
+		}
+	}
 	if _, err := b.snap.AddResource(gk, d.Object); err != nil {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 	}

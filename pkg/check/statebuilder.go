@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/policyattachment/webhook/pkg/crdvalidation"
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -19,15 +20,27 @@ type StateBuilder struct {
 }
 
 // NewStateBuilder starts an empty state. The table must already hold every policy kind the
-// documents use (DiscoverKinds for manifests that carry CRDs).
+// documents use (Discover, or DiscoverKinds, for manifests that carry CRDs).
 func NewStateBuilder(table *kinds.KindTable) *StateBuilder {
 	return &StateBuilder{b: newBuilder(table)}
 }
 
-// DiscoverKinds adds a row to table for every CRD in docs labelled as a policy kind that
-// the table does not already describe.
-func DiscoverKinds(docs []manifests.Document, table *kinds.KindTable) error {
-	return discoverKinds(docs, table)
+// Discover adds a row to the table for every CRD in docs labelled as a policy kind, and
+// keeps every CRD in docs to judge the documents added once Judge is called.
+func (s *StateBuilder) Discover(docs []manifests.Document) error {
+	if err := discoverKinds(docs, s.b.table); err != nil {
+		return err
+	}
+	return s.b.schemasFrom(docs)
+}
+
+// Judge makes Add do first what the API server does with each document whose CRD
+// Discover kept: apply its defaults, and refuse what its schema or CEL rules refuse.
+// Objects read from a cluster were judged when they were stored; manifests were not. A
+// refused document is unusable input, or, with refused set, is told to refused and left
+// out, as a cluster would not hold it.
+func (s *StateBuilder) Judge(refused func(where string, refusal *crdvalidation.Refusal)) {
+	s.b.judge, s.b.judgePolicies, s.b.onRefused = true, true, refused
 }
 
 // Add stores the batch's non-policy objects and keeps its policies, in document order.

@@ -1,0 +1,48 @@
+package clusterstate
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/pkg/manifests"
+)
+
+// ReadCRDs reads, from the API server, the CustomResourceDefinitions of the kinds in gks
+// that the cluster serves from a CRD (kinds it does not serve, and those it serves
+// itself, are skipped): what the offline doors need to judge manifests as the cluster's API server
+// would before any webhook. One GET per kind, by the CRD's name (plural.group); reading
+// every CRD would cost megabytes on a cluster with Envoy Gateway's.
+func ReadCRDs(ctx context.Context, cfg *rest.Config, gks []schema.GroupKind) ([]manifests.Document, error) {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the API server: %w", err)
+	}
+	var docs []manifests.Document
+	seen := map[schema.GroupKind]bool{}
+	for _, gk := range gks {
+		if seen[gk] || gk.Group == "" {
+			continue
+		}
+		seen[gk] = true
+		mapping, err := c.RESTMapper().RESTMapping(gk)
+		if err != nil {
+			continue // not served here
+		}
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(crdGVK)
+		name := mapping.Resource.Resource + "." + gk.Group
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); apierrors.IsNotFound(err) {
+			continue // built in, or served by an aggregated API: not a CRD
+		} else if err != nil {
+			return nil, fmt.Errorf("reading the CustomResourceDefinition %s: %w", name, err)
+		}
+		docs = append(docs, manifests.Document{Source: "cluster", Index: len(docs) + 1, Object: crd.Object})
+	}
+	return docs, nil
+}
