@@ -100,6 +100,10 @@ kinds-table: build ## Print the README's table of built-in kinds, from the kind 
 kinds-drift: ## Print where each built-in row contradicts its implementation's CRD (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions)
 	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
 
+.PHONY: conformance-corpus
+conformance-corpus: ## Regenerate testdata/conformance/expectations.yaml: the route attachment facts of Gateway API's conformance tests at go.mod's version (internal/conformance checks the webhook's attachment against them)
+	$(GO) run ./hack/conformance
+
 SEED ?= 1
 N    ?= 1000
 

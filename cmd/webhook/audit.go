@@ -24,7 +24,9 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 			"Warn or DryRun. Policies are replayed oldest first (GEP-713 order), each judged\n" +
 			"against every other object and the older policies that pass: of two conflicting\n" +
 			"policies, the younger is reported. Reads the cluster (every namespace; needs the\n" +
-			"webhook's read permissions) unless -f names manifests. Messages name policies in\n" +
+			"webhook's read permissions) unless -f names manifests (CustomResourceDefinitions\n" +
+			"among them apply their defaults, and a document they refuse is left out and said on\n" +
+			"stderr, as in explain). Messages name policies in\n" +
 			"every namespace; -n reports only the findings in one (judged against the whole\n" +
 			"state). Exit 0 when nothing would be denied, 1 when something would, 2 on unusable\n" +
 			"input or an unreachable cluster.",

@@ -28,7 +28,13 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"manifest's policy updates the stored one of its name, or is created after every\n" +
 			"stored one); it reads the cluster with the webhook's read permissions. Documents that\n" +
 			"name no namespace are in -n's (as kubectl apply -n puts them; with --cluster, else the\n" +
-			"kubeconfig context's), else default. -o sarif writes a\n" +
+			"kubeconfig context's), else default. CustomResourceDefinitions among the manifests\n" +
+			"(with --cluster, the cluster's CRDs of the manifests' kinds) judge first, as the API\n" +
+			"server does before any webhook: their defaults are applied, a policy their schema or\n" +
+			"CEL rules refuse (or with a field they do not declare, as kubectl's default\n" +
+			"--validate=strict refuses it) is DENIED with reason Invalid and the API server's\n" +
+			"words, and another object they refuse is unusable input; without its CRD, a kind is\n" +
+			"judged by the rules alone. -o sarif writes a\n" +
 			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Exit 0 when\n" +
 			"all are allowed, 1 when any is denied (or, with --fail-on-warning, warned about or\n" +
 			"admitted only by an enforcement mode), 2 on unusable input or an unreachable cluster.",

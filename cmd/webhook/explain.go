@@ -30,7 +30,10 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets) over the\n" +
 			"whole state, or over the target's paths. With --cluster and --target it reads only what\n" +
 			"those paths need. --target takes kubectl's form, KIND/NAME in -n's namespace (httproute/store,\n" +
-			"gateways/gw, gtw/gw), or KIND/NAMESPACE/NAME. Use `webhook check` for what would be\n" +
+			"gateways/gw, gtw/gw), or KIND/NAMESPACE/NAME. CustomResourceDefinitions among the\n" +
+			"manifests (with --cluster, the cluster's) apply their defaults to the manifests'\n" +
+			"objects, and a document they refuse is left out, as the cluster would not hold it,\n" +
+			"and said on stderr. Use `webhook check` for what would be\n" +
 			"admitted. Exit 0, or 2 on unusable input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runExplain(flags, live, cluster, target, s)

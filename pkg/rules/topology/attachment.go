@@ -21,16 +21,24 @@ import (
 func (w *walker) attaches(route, owner, gw *Object, l ListenerInfo) bool {
 	selected := false
 	for p := range route.Route.ParentRefs() {
-		if p.Key() != owner.Key() {
-			continue
-		}
-		if (p.SectionName == "" || p.SectionName == l.Name) && (p.Port == 0 || p.Port == l.Port) {
+		if refSelects(p, owner, l) {
 			selected = true
 			break
 		}
 	}
-	return selected &&
-		w.namespaceAllowed(route.Namespace, owner.Namespace, l) &&
+	return selected && w.admits(route, owner, l)
+}
+
+// refSelects reports whether parentRef p selects listener l of owner: it names owner, and
+// its sectionName and port, where set, are the listener's.
+func refSelects(p ParentRef, owner *Object, l ListenerInfo) bool {
+	return p.Key() == owner.Key() && (p.SectionName == "" || p.SectionName == l.Name) && (p.Port == 0 || p.Port == l.Port)
+}
+
+// admits reports whether listener l of owner admits route, once a parentRef selects it: by
+// namespace, kind and hostname.
+func (w *walker) admits(route, owner *Object, l ListenerInfo) bool {
+	return w.namespaceAllowed(route.Namespace, owner.Namespace, l) &&
 		kindAllowed(route, l) &&
 		hostnamesIntersect(l.Hostname, route.Route.Hostnames)
 }
