@@ -22,10 +22,14 @@ import (
 	"k8s.io/apiserver/pkg/cel/common"
 )
 
+// Reason is the stable reason the offline doors give a policy its CRD refuses: the API
+// server's own StatusReason for a 422.
+const Reason = "Invalid"
+
 // Refusal is the API server's answer to a write its CRD refuses, before any webhook.
 type Refusal struct {
-	Kind    schema.GroupVersionKind
-	Name    string
+	Kind schema.GroupVersionKind
+	Name string
 	// Unknown are the paths of fields the schema does not declare: a 400 under strict
 	// field validation (kubectl's default), which the API server answers before anything
 	// else is checked.
