@@ -85,9 +85,9 @@ func anyUsed(defined []string, used map[string]bool) bool {
 	return false
 }
 
-// crdHeader finds a CustomResourceDefinition's group and kind as controller-gen and
-// Istio's generator write them ("spec:" then "group:" and "names:" with its "kind:"),
-// without parsing the schema, which is megabytes in some files.
+// crdGroup, crdNames and nameKind find a CustomResourceDefinition's group and kind as
+// controller-gen and Istio's generator write them (block style: "spec:" then "group:" and
+// "names:" with its "kind:"), without parsing the schema, which is megabytes in some files.
 var (
 	crdKind  = regexp.MustCompile(`(?m)^kind:\s*CustomResourceDefinition\s*$`)
 	crdGroup = regexp.MustCompile(`(?m)^  group:\s*(\S+)\s*$`)
@@ -109,14 +109,28 @@ func definedKinds(file string) ([]string, error) {
 		}
 		g := crdGroup.FindStringSubmatch(doc)
 		n := crdNames.FindStringSubmatch(doc)
-		if g == nil || n == nil {
-			return nil, fmt.Errorf("%s: a CustomResourceDefinition without spec.group or spec.names", file)
+		var k []string
+		if n != nil {
+			k = nameKind.FindStringSubmatch(n[1])
 		}
-		k := nameKind.FindStringSubmatch(n[1])
-		if k == nil {
-			return nil, fmt.Errorf("%s: a CustomResourceDefinition without spec.names.kind", file)
+		if g != nil && k != nil {
+			out = append(out, strings.Trim(g[1], `"'`)+"/"+strings.Trim(k[1], `"'`))
+			continue
 		}
-		out = append(out, strings.Trim(g[1], `"'`)+"/"+strings.Trim(k[1], `"'`))
+		// Another layout (flow style): parse the document, small in such files.
+		var crd struct {
+			Spec struct {
+				Group string
+				Names struct{ Kind string }
+			}
+		}
+		if err := yaml.Unmarshal([]byte(doc), &crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if crd.Spec.Group == "" || crd.Spec.Names.Kind == "" {
+			return nil, fmt.Errorf("%s: a CustomResourceDefinition without spec.group or spec.names.kind", file)
+		}
+		out = append(out, crd.Spec.Group+"/"+crd.Spec.Names.Kind)
 	}
 	return out, nil
 }
