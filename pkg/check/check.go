@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -313,23 +316,6 @@ func (b *builder) store(pd *pendingPolicy) {
 	b.stored[objectKey(pd.doc.Object)] = pd.doc.Object
 }
 
-// apiServerAdmits runs a document through its CRD, when given, as the API server would
-// before storing it. A refusal is unusable input, unless the builder skips refused
-// documents (onRefused), as a cluster would not hold them.
-func (b *builder) apiServerAdmits(d manifests.Document) (skip bool, err error) {
-	refusal, err := b.schemas.Admit(context.Background(), d.Object, nil)
-	switch {
-	case err != nil:
-		return false, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
-	case refusal == nil:
-		return false, nil
-	case b.onRefused != nil:
-		b.onRefused(d.Where(), refusal)
-		return true, nil
-	}
-	return false, &manifests.InputError{Msg: fmt.Sprintf("%s: the API server would refuse it: %v", d.Where(), refusal)}
-}
-
 // objectKey names an object by apiVersion's group, kind, namespace and name.
 func objectKey(obj map[string]any) string {
 	gv, _ := schema.ParseGroupVersion(stringAt(obj, "apiVersion"))
@@ -339,9 +325,16 @@ func objectKey(obj map[string]any) string {
 
 // addAll stores the non-policy documents and returns the policy documents, in order.
 func (b *builder) addAll(docs []manifests.Document) ([]pendingPolicy, error) {
+	steps := make([]step, len(docs))
+	for i, d := range docs {
+		if err := b.prepare(d, &steps[i]); err != nil {
+			return nil, err
+		}
+	}
+	b.judgeAll(docs, steps)
 	var policies []pendingPolicy
-	for _, d := range docs {
-		pd, err := b.add(d)
+	for i, d := range docs {
+		pd, err := b.finish(d, &steps[i])
 		if err != nil {
 			return nil, err
 		}
@@ -354,37 +347,89 @@ func (b *builder) addAll(docs []manifests.Document) ([]pendingPolicy, error) {
 
 // add stores a non-policy document, or returns a policy document for the caller to admit.
 func (b *builder) add(d manifests.Document) (*pendingPolicy, error) {
+	var st step
+	if err := b.prepare(d, &st); err != nil {
+		return nil, err
+	}
+	b.judgeAll([]manifests.Document{d}, []step{st})
+	return b.finish(d, &st)
+}
+
+// step is one document on its way into the snapshot.
+type step struct {
+	gk  schema.GroupKind
+	row *kinds.KindRow // its row, when a policy
+	// judge: the document goes through its CRD; refusal is its answer.
+	judge   bool
+	refusal *crdvalidation.Refusal
+	err     error
+}
+
+// prepare reads a document's kind and gives it what the API server would (a
+// creationTimestamp in document order, the default namespace).
+func (b *builder) prepare(d manifests.Document, st *step) error {
 	gv, err := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
 	if err != nil {
-		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+		return &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 	}
 	kind := stringAt(d.Object, "kind")
-	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
+	st.gk = schema.GroupKind{Group: gv.Group, Kind: kind}
 	b.last = assignCreationTimestamp(d.Object, b.last)
 
-	if row, ok := b.table.Lookup(gk); ok {
+	if row, ok := b.table.Lookup(st.gk); ok {
 		if !row.ServesVersion(gv.Version) {
-			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
+			return &manifests.InputError{Msg: fmt.Sprintf("%s: %s is not served at %s; known versions: %s",
 				d.Where(), kind, gv.String(), strings.Join(row.Versions, ", "))}
 		}
 		defaultNamespace(d.Object, row.Scope == kinds.Namespaced, b.namespace)
-		if b.judgePolicies {
-			if skip, err := b.apiServerAdmits(d); skip || err != nil {
-				return nil, err
-			}
-		}
-		return &pendingPolicy{d, row}, nil
+		st.row, st.judge = row, b.judgePolicies && b.schemas.Knows(st.gk)
+		return nil
 	}
 	if known, served := kinds.ServedVersion(gv.Group, gv.Version); known && !served {
-		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
+		return &manifests.InputError{Msg: fmt.Sprintf("%s: unknown apiVersion %q for %s", d.Where(), gv.String(), kind)}
 	}
-	defaultNamespace(d.Object, kinds.IsNamespacedResource(gk), b.namespace)
-	if b.judge {
-		if skip, err := b.apiServerAdmits(d); skip || err != nil {
-			return nil, err
+	defaultNamespace(d.Object, kinds.IsNamespacedResource(st.gk), b.namespace)
+	st.judge = b.judge && b.schemas.Knows(st.gk)
+	return nil
+}
+
+// judgeAll runs the documents to judge through their CRDs, on every core: the API server's
+// CEL rules cost milliseconds for a route of ten rules, and each document is judged alone.
+func (b *builder) judgeAll(docs []manifests.Document, steps []step) {
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1)) - 1; i < len(docs); i = int(next.Add(1)) - 1 {
+			if steps[i].judge {
+				steps[i].refusal, steps[i].err = b.schemas.Admit(context.Background(), docs[i].Object, nil)
+			}
 		}
 	}
-	if _, err := b.snap.AddResource(gk, d.Object); err != nil {
+	workers := min(runtime.GOMAXPROCS(0), len(docs))
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// finish stores a non-policy document, or returns a policy document for the caller to
+// admit. A document its CRD refuses is unusable input, unless the builder skips refused
+// documents (onRefused), as a cluster would not hold them.
+func (b *builder) finish(d manifests.Document, st *step) (*pendingPolicy, error) {
+	switch {
+	case st.err != nil:
+		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), st.err)}
+	case st.refusal != nil && b.onRefused != nil:
+		b.onRefused(d.Where(), st.refusal)
+		return nil, nil
+	case st.refusal != nil:
+		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: the API server would refuse it: %v", d.Where(), st.refusal)}
+	}
+	if st.row != nil {
+		return &pendingPolicy{d, st.row}, nil
+	}
+	if _, err := b.snap.AddResource(st.gk, d.Object); err != nil {
 		return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 	}
 	return nil, nil

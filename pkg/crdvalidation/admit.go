@@ -15,7 +15,6 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metavalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -80,7 +79,7 @@ func (s *Schemas) Admit(ctx context.Context, obj, old map[string]any) (*Refusal,
 
 	// Decoding: the body is read against the schema; what it does not declare is pruned,
 	// and refused under strict field validation.
-	work := runtime.DeepCopyJSON(obj)
+	work := jsonCopy(obj).(map[string]any)
 	_, _, unknownMeta, err := schemaobjectmeta.GetObjectMetaWithOptions(work, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
 	if err != nil {
 		refusal.Errors = field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, err.Error())}
@@ -116,6 +115,9 @@ func (s *Schemas) Admit(ctx context.Context, obj, old map[string]any) (*Refusal,
 	// subresource is on; then the object is validated.
 	if v.hasStatus {
 		delete(work, "status")
+	}
+	if old != nil {
+		old = jsonCopy(old).(map[string]any)
 	}
 	refusal.Errors = v.validate(ctx, work, old)
 	if len(refusal.Errors) > 0 {

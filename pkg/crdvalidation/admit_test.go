@@ -195,3 +195,23 @@ func gatewayAPIVersion(t *testing.T) string {
 	t.Fatal("go.mod requires no sigs.k8s.io/gateway-api")
 	return ""
 }
+
+// TestAdmitObjectsBuiltInGo: an object built in Go (ints, not the int64s of decoded JSON)
+// is judged as its JSON would be, not refused or panicked on.
+func TestAdmitObjectsBuiltInGo(t *testing.T) {
+	obj := map[string]any{"apiVersion": "example.io/v1", "kind": "WidgetPolicy",
+		"metadata": map[string]any{"name": "w", "namespace": "app"},
+		"spec": map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "HTTPRoute", "name": "r"}}}}
+	r, err := widgets(t).Admit(context.Background(), obj, nil)
+	require.NoError(t, err)
+	assert.Nil(t, r)
+
+	obj["spec"].(map[string]any)["targetRefs"] = []any{map[string]any{"group": "", "kind": "HTTPRoute", "name": 7}}
+	r, err = widgets(t).Admit(context.Background(), obj, nil)
+	require.NoError(t, err)
+	require.NotNil(t, r)
+	assert.Equal(t, field.ErrorList{
+		field.TypeInvalid(field.NewPath("spec", "targetRefs").Index(0).Child("name"), "integer", "spec.targetRefs[0].name in body must be of type string: \"integer\""),
+		field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"),
+	}, stripOrigins(r.Errors))
+}
