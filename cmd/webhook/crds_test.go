@@ -85,7 +85,9 @@ func TestExplainLeavesOutWhatTheAPIServerRefuses(t *testing.T) {
 	assert.Equal(t, `webhook explain: - document 2: left out, as the API server would refuse it: WidgetPolicy.example.io "cel" is invalid: spec: Invalid value: a timeout needs a retry
 webhook explain: - document 3: left out, as the API server would refuse it: WidgetPolicy in version "v1" cannot be handled as a WidgetPolicy: strict decoding error: unknown field "spec.retyr"
 `, errOut)
-	var explained struct{ Policies []struct{ Namespace, Name string } }
+	var explained struct {
+		Policies []struct{ Namespace, Name string }
+	}
 	require.NoError(t, json.Unmarshal([]byte(out), &explained))
 	require.Len(t, explained.Policies, 1)
 	assert.Equal(t, "ok", explained.Policies[0].Name)

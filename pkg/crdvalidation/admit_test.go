@@ -201,7 +201,7 @@ func gatewayAPIVersion(t *testing.T) string {
 func TestAdmitObjectsBuiltInGo(t *testing.T) {
 	obj := map[string]any{"apiVersion": "example.io/v1", "kind": "WidgetPolicy",
 		"metadata": map[string]any{"name": "w", "namespace": "app"},
-		"spec": map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "HTTPRoute", "name": "r"}}}}
+		"spec":     map[string]any{"targetRefs": []any{map[string]any{"group": "", "kind": "HTTPRoute", "name": "r"}}}}
 	r, err := widgets(t).Admit(context.Background(), obj, nil)
 	require.NoError(t, err)
 	assert.Nil(t, r)
