@@ -24,7 +24,7 @@ import (
 )
 
 // TestMonitoringComponent: the alerts parse with Prometheus' own rule parser, each carries a
-// runbook_url to a row of the README's Alerts table, and every metric the alerts and the
+// runbook_url to a row of the Alerts table in docs/monitoring.md, and every metric the alerts and the
 // dashboard query is one the webhook exports (a renamed metric fails here); the
 // ServiceMonitor scrapes the Service's metrics port over HTTPS with Prometheus' token, and
 // the ClusterRole it needs is shipped; no alert or panel groups by the namespace label, which
@@ -62,7 +62,7 @@ func TestMonitoringComponent(t *testing.T) {
 	require.NoError(t, err)
 	groups, errs := rulefmt.Parse(spec, false, model.UTF8Validation, promql, slog.New(slog.DiscardHandler))
 	require.Empty(t, errs)
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	runbooks, err := os.ReadFile(filepath.Join("..", "..", "docs", "monitoring.md"))
 	require.NoError(t, err)
 	alerts := 0
 	for _, g := range groups.Groups {
@@ -70,10 +70,10 @@ func TestMonitoringComponent(t *testing.T) {
 			alerts++
 			queried(r.Expr)
 			url := r.Annotations["runbook_url"]
-			anchor, ok := strings.CutPrefix(url, "https://github.com/policyattachment/webhook/blob/main/README.md#")
+			anchor, ok := strings.CutPrefix(url, "https://github.com/policyattachment/webhook/blob/main/docs/monitoring.md#")
 			require.True(t, ok, "%s: runbook_url %q", r.Alert, url)
 			assert.Equal(t, "alert-"+strings.ToLower(r.Alert), anchor, r.Alert)
-			assert.True(t, strings.Contains(string(readme), `<a id="`+anchor+`"></a>`), "%s: the README has its row", r.Alert)
+			assert.True(t, strings.Contains(string(runbooks), `<a id="`+anchor+`"></a>`), "%s: docs/monitoring.md has its row", r.Alert)
 			assert.NotEmpty(t, r.Labels["severity"], r.Alert)
 		}
 	}
