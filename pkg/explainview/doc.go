@@ -1,0 +1,17 @@
+// Package explainview draws `webhook explain` as pictures: Graphviz DOT and Mermaid
+// (the hierarchy of Gateways, listeners, routes, rules and backends, each policy beside
+// the point it attaches at, coloured by its impact status, its edges marked defaults or
+// overrides) and one self-contained HTML page (the effective policy stack of every path,
+// with search and filters).
+//
+// Renderers are pure functions from the explain model (impact.Explanation) to bytes. The
+// HTML page shows exactly what `explain -o json` shows and nothing more: every name, value
+// and status on it comes from the Explanation, escaped by html/template, and its
+// Content-Security-Policy lets only its own inline style and script run (nothing is loaded
+// from the network). The pictures add, from the snapshot, where each shown policy attaches
+// on the shown paths and with which stanza (Attachments): facts of the policy's own spec,
+// never a setting's value.
+//
+// It imports the pure rule packages only (no HTTP, no client-go): cmd/webhook wires it to
+// `explain -o dot|mermaid|html`.
+package explainview
