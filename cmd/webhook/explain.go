@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/explainview"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
@@ -21,7 +23,7 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 	var target string
 	var live bool
 	cmd := &cobra.Command{
-		Use:   "explain [-f PATH]... [-R] [-k DIR] [--cluster] [--target KIND/NAME [-n NAMESPACE]] [--config FILE] [-o text|json|yaml]",
+		Use:   "explain [-f PATH]... [-R] [-k DIR] [--cluster] [--target KIND/NAME [-n NAMESPACE]] [--config FILE] [-o text|json|yaml|dot|mermaid|html]",
 		Short: "Print the effective policies and each policy's impact, on a live cluster or manifests",
 		Long: "Reads the cluster state (with --cluster, the live cluster's objects and policies, with\n" +
 			"the manifests laid over them; otherwise the manifests alone, every policy in them as if\n" +
@@ -41,6 +43,7 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 		},
 	}
 	flags.register(cmd.Flags())
+	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, dot (Graphviz), mermaid (the hierarchy with each policy attached, coloured by status) or html (one self-contained page with search and filters)"
 	cmd.Flags().BoolVar(&live, "cluster", false, "read the live cluster (the connection flags below say which); -f manifests are laid over it")
 	cmd.Flags().StringVar(&target, "target", "", "only paths through one object: KIND/NAME in -n's namespace, or KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
 	cluster.register(cmd.Flags())
@@ -48,7 +51,7 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 }
 
 func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target string, s streams) int {
-	if !flags.checkOutput("explain", s.err) {
+	if !flags.checkOutput("explain", s.err, explainview.Formats...) {
 		return exitBadInput
 	}
 	if !live && !flags.given() {
@@ -76,9 +79,12 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 	}
 	snap := state.Snapshot()
 	ex := impact.Explain(snap, conf.table, key)
-	if flags.output == "text" {
+	switch {
+	case flags.output == "text":
 		err = writeExplanation(s.out, ex, key)
-	} else {
+	case slices.Contains(explainview.Formats, flags.output):
+		err = explainview.Write(s.out, flags.output, snap, ex, key)
+	default:
 		err = writeStructured(s.out, flags.output, ex)
 	}
 	if err != nil {
