@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -18,8 +19,9 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 	var flags offlineFlags
 	var cluster clusterFlags
 	var live, failOnWarning bool
+	var diff diffFlags
 	cmd := &cobra.Command{
-		Use:   "check (-f PATH [-f PATH]... [-R] | -k DIR) [--cluster] [--config FILE] [-o text|json|yaml|wide|sarif|junit] [--fail-on-warning]",
+		Use:   "check (-f PATH [-f PATH]... [-R] | -k DIR) [--cluster [--diff] | --diff --base PATH] [--config FILE] [-o text|json|yaml|wide|sarif|junit] [--fail-on-warning]",
 		Short: "Judge the policies in manifests, as the API server would admit them",
 		Long: "Admits the policies in the manifests one by one, in document order, against every\n" +
 			"non-policy object and the policies admitted before them, and prints each verdict with\n" +
@@ -37,8 +39,32 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"judged by the rules alone. -o sarif writes a\n" +
 			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Exit 0 when\n" +
 			"all are allowed, 1 when any is denied (or, with --fail-on-warning, warned about or\n" +
-			"admitted only by an enforcement mode), 2 on unusable input or an unreachable cluster.",
+			"admitted only by an enforcement mode), 2 on unusable input or an unreachable cluster.\n\n" +
+			"--diff (with --cluster) says what the manifests change instead: the findings\n" +
+			"(denials, relaxed denials, warnings) they introduce, fix and leave unchanged, and per\n" +
+			"context path the effective settings before and after, for every path where they\n" +
+			"change. Before is the cluster as read; after, the cluster with the manifests applied as\n" +
+			"above (a denied policy is not stored). The manifests' policies are judged as check\n" +
+			"judges them (before: the stored policy of the name applied unchanged); stored policies\n" +
+			"outside the manifests as audit judges them, with the warnings about their targets.\n" +
+			"Unchanged findings are listed for the manifests' policies and the stored policies the\n" +
+			"change affects (their findings or impact status change, or they supply a setting on a\n" +
+			"path that changes); impact statuses that change are listed too. Messages name\n" +
+			"policies in every namespace, as audit's and explain's do. --base PATH (repeatable)\n" +
+			"compares with manifests instead of a cluster: the state before is what they describe,\n" +
+			"every policy in them stored. -o text, json, yaml or sarif (the introduced findings).\n" +
+			"Exit 0 when nothing is introduced, 1 when any finding is (warnings too), 2 on unusable\n" +
+			"input or an unreachable cluster.",
 		RunE: func(*cobra.Command, []string) error {
+			if diff.on {
+				*code = runCheckDiff(flags, live, diff, cluster, s)
+				return nil
+			}
+			if len(diff.base) > 0 {
+				fmt.Fprintf(s.err, "%s: --base is the state --diff compares with; give --diff too\n", progName("check"))
+				*code = exitBadInput
+				return nil
+			}
 			*code = runCheck(flags, live, failOnWarning, cluster, s)
 			return nil
 		},
@@ -47,6 +73,8 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, wide (a table, a row per policy), sarif or junit"
 	cmd.Flags().BoolVar(&failOnWarning, "fail-on-warning", false, "exit 1 when any policy gets a warning or is admitted only by its enforcement mode, as when one is denied")
 	cmd.Flags().BoolVar(&live, "cluster", false, "judge against the live cluster's objects and policies too (the connection flags below say which cluster)")
+	cmd.Flags().BoolVar(&diff.on, "diff", false, "print what the manifests change (findings introduced, fixed and unchanged; effective settings before and after) against --cluster or --base; exit 1 when anything is introduced")
+	cmd.Flags().StringArrayVar(&diff.base, "base", nil, "with --diff and without --cluster: manifests of the state before (a file or a folder's files, repeatable; -R applies)")
 	cluster.register(cmd.Flags())
 	return cmd
 }
@@ -95,6 +123,76 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 		return exitBadInput
 	}
 	if report.Summary.Denied > 0 || (failOnWarning && warned(report)) {
+		return exitDenied
+	}
+	return exitOK
+}
+
+// diffFlags are check's --diff and what it compares with besides --cluster: --base.
+type diffFlags struct {
+	on   bool
+	base []string
+}
+
+// runCheckDiff is check --diff: the state before is the cluster (or --base's manifests), the
+// state after the same with the manifests applied as check applies them.
+func runCheckDiff(flags offlineFlags, live bool, diff diffFlags, cluster clusterFlags, s streams) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(s.err, "%s: %s\n", progName("check"), fmt.Sprintf(format, args...))
+		return exitBadInput
+	}
+	switch {
+	case !flags.checkOutput("check --diff", s.err, "sarif"):
+		return exitBadInput
+	case live && len(diff.base) > 0:
+		return fail("--diff compares with --cluster or with --base, not both")
+	case !live && len(diff.base) == 0:
+		return fail("--diff needs the state to compare with: --cluster (the live cluster) or --base PATH (manifests of the state before)")
+	case slices.Contains(diff.base, "-"):
+		return fail("--base reads files and folders, not standard input")
+	}
+	conf, docs, ok := loadInputs("check", flags, s.in, s.err)
+	if !ok {
+		return exitBadInput
+	}
+	var stored []manifests.Document
+	var err error
+	namespace := cmp.Or(cluster.overrides.Context.Namespace, "default")
+	if live {
+		namespace = cluster.namespace()
+		if stored, err = cluster.read(conf, nil, s.err); err == nil {
+			var crds []manifests.Document
+			if crds, err = cluster.crds(docs); err == nil {
+				stored = append(stored, crds...)
+			}
+		}
+	} else {
+		stored, err = manifests.Read(diff.base, nil, manifests.Options{Recursive: flags.recursive})
+		if err != nil {
+			err = fmt.Errorf("--base: %w", err)
+		}
+	}
+	var report *check.DiffReport
+	if err == nil {
+		report, err = check.Diff(stored, docs, conf.table, conf.settings, namespace)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	switch flags.output {
+	case "json":
+		err = check.WriteDiffJSON(s.out, report)
+	case "yaml":
+		err = writeStructured(s.out, "yaml", report)
+	case "sarif":
+		err = check.WriteDiffSARIF(s.out, report, buildVersion())
+	default:
+		err = check.WriteDiffText(s.out, report)
+	}
+	if err != nil {
+		return fail("writing output: %v", err)
+	}
+	if report.Introduces() {
 		return exitDenied
 	}
 	return exitOK

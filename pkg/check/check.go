@@ -111,19 +111,25 @@ func RunIn(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 // Documents that name no namespace are in namespace. CustomResourceDefinitions among
 // stored and docs judge docs as in Run (the cluster's objects were admitted already).
 func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, error) {
+	report, _, err := runOnto(stored, docs, table, config, namespace)
+	return report, err
+}
+
+// runOnto is RunOnto, with the state it leaves: the stored one with docs applied.
+func runOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, *index.Snapshot, error) {
 	if err := discoverKinds(append(append([]manifests.Document{}, stored...), docs...), table); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := newBuilder(table)
 	for _, set := range [][]manifests.Document{stored, docs} {
 		if err := b.schemasFrom(set); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, d := range stored {
 		pd, err := b.add(d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if pd != nil {
 			b.store(pd)
@@ -133,9 +139,9 @@ func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *
 	b.judge = true
 	policies, err := b.addAll(docs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b.admitAll(policies, config), nil
+	return b.admitAll(policies, config), b.snap, nil
 }
 
 // admitAll judges policies in order against the snapshot, storing each one admitted: first
