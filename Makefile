@@ -40,6 +40,10 @@ check-examples: build ## Judge the policies in examples/ offline (webhook check)
 explain: build ## Print the effective policies and impact statuses of examples/ (webhook explain)
 	./$(BIN) explain -f $(EXAMPLES)
 
+.PHONY: html-check
+html-check: ## Render explain -o html of examples/ in headless Chromium (Debian's chromium, installed with apt-get when missing) and assert on its DOM and a screenshot
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) && REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./test/html
+
 .PHONY: control-plane
 control-plane: ## Build kube-apiserver + etcd from source once per machine (cached outside the checkout)
 	@bash hack/control-plane.sh >/dev/null
