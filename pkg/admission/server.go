@@ -34,8 +34,10 @@ const (
 	PathMutate   = "/mutate"
 	// PathNamespaces reviews the namespace writes that touch SkipLabel (NamespaceGuard).
 	PathNamespaces = "/validate-namespaces"
-	PathHealthz    = "/healthz"
-	PathReadyz     = "/readyz"
+	// PathTargets reviews the deletion of policy targets (TargetGuard).
+	PathTargets = "/validate-targets"
+	PathHealthz = "/healthz"
+	PathReadyz  = "/readyz"
 )
 
 // PathMetrics is Prometheus' metrics, on the metrics port alone (Options.MetricsAddress),
@@ -195,11 +197,12 @@ func newHooks(opts *Options) webhook.Server {
 }
 
 // register serves the reviews and the probes on hooks (the metrics have a port of their own).
-// The three review doors share one memory budget: it bounds the process, not a path.
+// The four review doors share one memory budget: it bounds the process, not a path.
 func register(hooks webhook.Server, store *clusterstate.Store, v *Validator, guard *NamespaceGuard, limits Limits) {
 	hooks.Register(PathValidate, closeWhenDraining(store, boundedReviewHandler("validate", v, limits)))
 	hooks.Register(PathNamespaces, closeWhenDraining(store, boundedReviewHandler("namespaces", guard, limits)))
 	hooks.Register(PathMutate, closeWhenDraining(store, boundedReviewHandler("mutate", &Mutator{Store: store}, limits)))
+	hooks.Register(PathTargets, closeWhenDraining(store, boundedReviewHandler("targets", &TargetGuard{Store: store}, limits)))
 	hooks.Register(PathHealthz, healthz())
 	hooks.Register(PathReadyz, readyz(store))
 }
@@ -326,7 +329,8 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 		reviewsInFlight.Dec()
 		verdict, reason := "allowed", ""
 		switch {
-		case resp.Result != nil && resp.Result.Code >= 400 && resp.Result.Code != http.StatusUnprocessableEntity:
+		case resp.Result != nil && resp.Result.Code >= 400 && resp.Result.Code != http.StatusUnprocessableEntity &&
+			(resp.Result.Code != http.StatusForbidden || resp.Allowed): // 422 and 403 are verdicts (Invalid, Forbidden)
 			verdict = "errored"
 		case !resp.Allowed:
 			verdict, reason = "denied", resp.AuditAnnotations[AuditReason]

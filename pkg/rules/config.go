@@ -24,6 +24,9 @@ type Config struct {
 	// SkipLabel lists who may add, change or remove the label that turns review off for a
 	// namespace, besides those RBAC lets `skip` it (pkg/admission, NamespaceGuard).
 	SkipLabel SkipLabelGuard `json:"skipLabel,omitempty"`
+	// TargetDeletions is how deleting a Gateway, ListenerSet, xRoute (or Service) is reviewed
+	// (target_deletions.go): Warn unless a rule says Deny.
+	TargetDeletions TargetDeletions `json:"targetDeletions,omitempty"`
 
 	// compiled rules, built by Validate.
 	compiled []compiledEnforcementRule
@@ -151,6 +154,7 @@ func (s *Config) Validate() error {
 		}
 		s.compiled = append(s.compiled, compiledEnforcementRule{EnforcementRule: r, selector: selector})
 	}
+	errs = append(errs, s.TargetDeletions.validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -223,7 +227,7 @@ func LoadConfig(data []byte, source string, table *kinds.KindTable) (*Config, er
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) && f.SkipLabel.empty() {
+	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) && f.SkipLabel.empty() && f.TargetDeletions.empty() {
 		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`", source)
 	}
 	if err := f.Config.Validate(); err != nil {
