@@ -2,7 +2,10 @@ package explainview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // DOT renders the graph in Graphviz's language (`dot -Tsvg`): attachment points as boxes
@@ -24,14 +27,19 @@ func DOT(g Graph) []byte {
 	for _, e := range g.Edges {
 		fmt.Fprintf(&b, "  %s -> %s;\n", ids.node[e.From], ids.node[e.To])
 	}
+	unattached := g.Unattached()
 	for i, p := range g.Policies {
-		c := colorsOf(p.Status)
-		style := "filled"
-		if p.Status == "NoTargets" {
-			style = "filled,dashed"
+		if !slices.Contains(unattached, i) {
+			b.WriteString("  " + dotPolicy(ids.policies[i], p) + "\n")
 		}
-		fmt.Fprintf(&b, "  %s [label=%s, shape=note, style=%q, fillcolor=%q, color=%q, fontcolor=%q];\n",
-			ids.policies[i], dotString(p.Kind+"\n"+policyRef(p.Namespace, p.Name)+"\n"+p.Status), style, c.Fill, c.Stroke, c.Text)
+	}
+	if len(unattached) > 0 {
+		b.WriteString("  subgraph cluster_unattached {\n")
+		b.WriteString("    label=\"on no path shown\"; fontname=\"Helvetica\"; fontsize=10; color=\"#b0bec5\"; style=dashed;\n")
+		for _, i := range unattached {
+			b.WriteString("    " + dotPolicy(ids.policies[i], g.Policies[i]) + "\n")
+		}
+		b.WriteString("  }\n")
 	}
 	for _, a := range g.Attachments {
 		from, ok := ids.policy[policyKey{a.Kind, a.Namespace, a.Name}]
@@ -52,6 +60,17 @@ func DOT(g Graph) []byte {
 	b.WriteString("  }\n")
 	b.WriteString("}\n")
 	return []byte(b.String())
+}
+
+// dotPolicy is a policy's node: a note in its status's colours, dashed when it has no targets.
+func dotPolicy(id string, p impact.PolicyStatus) string {
+	c := colorsOf(p.Status)
+	style := "filled"
+	if p.Status == "NoTargets" {
+		style = "filled,dashed"
+	}
+	return fmt.Sprintf("%s [label=%s, shape=note, style=%q, fillcolor=%q, color=%q, fontcolor=%q];",
+		id, dotString(p.Kind+"\n"+policyRef(p.Namespace, p.Name)+"\n"+p.Status), style, c.Fill, c.Stroke, c.Text)
 }
 
 func dotEdgeStyle(class string) string {
