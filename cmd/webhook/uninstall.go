@@ -32,7 +32,7 @@ func newUninstallCommand(s streams, code *int) *cobra.Command {
 			"(the Helm chart's pre-delete hook does): with them gone, the cluster behaves as it did\n" +
 			"without the webhook, and no write fails on a webhook that no longer answers. A\n" +
 			"configuration already absent is not an error. It needs get and delete on the two\n" +
-			"configurations and nothing else. Exit 0 when both are gone, 2 when it could not do it.",
+			"configurations and nothing else.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runUninstall(&cluster, name, timeout, s)
 			return nil
@@ -40,7 +40,7 @@ func newUninstallCommand(s streams, code *int) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "name", "policyattachment", "name of the two webhook configurations")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for the API server")
-	cluster.register(cmd.Flags())
+	cluster.registerConnection(cmd.Flags())
 	return cmd
 }
 

@@ -22,7 +22,8 @@ const ListPageSize = 500
 
 // ReadCluster lists, from the API server, every object the rules read: the non-policy
 // kinds, the table's policy kinds and CRDs labelled as policies (whose discovered rows are
-// added to table). Kinds the cluster does not serve are skipped. Progress goes to progress.
+// added to table). Kinds the cluster does not serve are skipped. A *Progress as progress
+// shows the read in its mode; any other writer gets a line per resource read.
 func ReadCluster(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, progress io.Writer) ([]manifests.Document, error) {
 	var docs []manifests.Document
 	err := EachClusterPage(ctx, cfg, table, progress, func(page []manifests.Document) error {

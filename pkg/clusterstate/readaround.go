@@ -26,7 +26,8 @@ import (
 // may attach from any namespace, or by labels). The paths through a Gateway, a ListenerSet
 // or a backend start at routes that name it, which no API server index finds: those route
 // kinds are listed, and only the routes that name it are kept. A target of another role (a
-// GatewayClass, a Namespace) reaches any Gateway, so the whole cluster is read.
+// GatewayClass, a Namespace) reaches any Gateway, so the whole cluster is read. Progress is
+// shown as ReadCluster shows it.
 func ReadAround(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, target policy.TargetKey, progress io.Writer) ([]manifests.Document, error) {
 	info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: target.Group, Kind: target.Kind})
 	switch info.Role {
@@ -177,7 +178,7 @@ func (r *reader) listAll(ctx context.Context, role kinds.Role, keep func(*topolo
 	return nil
 }
 
-// reader reads objects into documents, counting them by resource for the progress lines.
+// reader reads objects into documents, counting them by resource for the progress it shows.
 type reader struct {
 	c        client.Client
 	progress io.Writer
@@ -194,6 +195,9 @@ func newReader(cfg *rest.Config, progress io.Writer) (*reader, error) {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the API server: %w", err)
+	}
+	if p, ok := progress.(*Progress); ok {
+		p.begin()
 	}
 	return &reader{c: c, progress: progress, seen: map[policy.TargetKey]*topology.Object{},
 		count: map[schema.GroupResource]int{}, byName: map[schema.GroupResource]int{}}, nil
@@ -251,9 +255,9 @@ func (r *reader) list(ctx context.Context, gk schema.GroupKind, keep func(*topol
 		return fmt.Errorf("listing %s: %w", gr, err)
 	}
 	if keep == nil {
-		fmt.Fprintf(r.progress, "read %d %s\n", kept, gr)
+		r.step(readStep{resource: gr, objects: kept, how: readListed})
 	} else {
-		fmt.Fprintf(r.progress, "read %d %s, of %d listed, on the target's paths\n", kept, gr, listed)
+		r.step(readStep{resource: gr, objects: kept, listed: listed, how: readFiltered})
 	}
 	return nil
 }
@@ -293,6 +297,7 @@ func (r *reader) get(ctx context.Context, key policy.TargetKey) (*topology.Objec
 	}
 	gr := mapping.Resource.GroupResource()
 	r.byName[gr]++
+	r.step(readStep{resource: gr, objects: 1, how: readOneByName})
 	r.add(gr, u.Object)
 	o := topology.NewObject(key.Group, key.Kind, u.Object)
 	r.seen[key] = o
@@ -313,6 +318,15 @@ func (r *reader) report() {
 	for _, gr := range slices.SortedFunc(maps.Keys(r.byName), func(a, b schema.GroupResource) int {
 		return strings.Compare(a.String(), b.String())
 	}) {
-		fmt.Fprintf(r.progress, "read %d %s by name\n", r.byName[gr], gr)
+		r.step(readStep{resource: gr, objects: r.byName[gr], how: readByNameTotal})
+	}
+}
+
+// step tells a Progress of one step of the read, or writes its -v line to any other writer.
+func (r *reader) step(s readStep) {
+	if p, ok := r.progress.(*Progress); ok {
+		p.step(s)
+	} else if s.how != readOneByName {
+		fmt.Fprintln(r.progress, s)
 	}
 }

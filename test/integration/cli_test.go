@@ -47,9 +47,11 @@ func webhookCLI(t *testing.T) func(args ...string) (int, string, string) {
 }
 
 // TestCheckAndExplainOnTheLiveCluster: `explain --cluster` reads the live cluster and names
-// the policy behind each setting on a route given in kubectl's form; `check --cluster`
-// judges a pull request's manifests against what is stored: a second route policy setting
-// the same block to another value is denied, an update of the stored one is admitted.
+// the policy behind each setting on a route given in kubectl's form (`--target
+// httproute/store -n app`); `check --cluster` judges a pull request's manifests against what
+// is stored: a second route policy setting the same block to another value is denied, an
+// update of the stored one is admitted. Piped, as here, stderr stays empty; -v says what
+// was read, a line per kind.
 func TestCheckAndExplainOnTheLiveCluster(t *testing.T) {
 	cl, _ := newClient(t)
 	for _, ns := range []string{"cli-infra", "cli-app"} {
@@ -76,9 +78,9 @@ spec:
   defaults: {color: blue}`)
 	run := webhookCLI(t)
 
-	code, out, errOut := run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app")
+	code, out, errOut := run("explain", "--target", "httproute/store", "-n", "cli-app", "--cluster")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, `Policies on the paths through HTTPRoute cli-app/store:
+	explained := `Policies on the paths through HTTPRoute cli-app/store:
   ColorPolicy cli-app/route-defaults
     Status:         Enforced (1 path)
     Overrides:      <none>
@@ -86,8 +88,13 @@ spec:
 Paths:
   ColorPolicy: Gateway cli-infra/gw > Listener http > HTTPRoute cli-app/store > Rule 0 > Service cli-app/b1
     color:                   "blue"  (from cli-app/route-defaults)
-`, out)
-	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name", "progress on stderr")
+`
+	assert.Equal(t, explained, out)
+	assert.Empty(t, errOut, "piped: no progress")
+	code, out, errOut = run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app", "-v")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, explained, out)
+	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name\n", "-v: a line per kind")
 
 	pr := filepath.Join(t.TempDir(), "pr.yaml")
 	require.NoError(t, os.WriteFile(pr, []byte(`apiVersion: policies.controller.io/v1
@@ -106,6 +113,7 @@ spec:
 `), 0o600))
 	code, out, errOut = run("check", "--cluster", "-f", pr)
 	assert.Equal(t, 1, code, errOut)
+	assert.Empty(t, errOut, "piped: no progress")
 	assert.Equal(t, `DENIED  ColorPolicy cli-app/route-green (CREATE, `+pr+` document 1)
     spec.defaults: Forbidden: Conflicted: ColorPolicy cli-app/route-defaults on HTTPRoute cli-app/store also sets atomic defaults to {"color":"blue"} (this policy: {"color":"green"}); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level
 ALLOWED ColorPolicy cli-app/route-defaults (UPDATE, `+pr+` document 2)
@@ -113,6 +121,8 @@ ALLOWED ColorPolicy cli-app/route-defaults (UPDATE, `+pr+` document 2)
 2 policies checked: 1 allowed, 1 denied
 `, out)
 
+	_, _, errOut = run("audit", "-n", "cli-app")
+	assert.Empty(t, errOut, "piped: no progress")
 	code, _, errOut = run("explain", "--cluster", "--target", "httproute/store")
 	assert.Equal(t, 0, code, errOut) // the kubeconfig's namespace is "default": no such route, no paths
 	code, _, errOut = run("explain", "--target", "httproute/store")
@@ -149,7 +159,7 @@ Paths:
   ColorPolicy: Gateway cli-infra/gw > Listener http > HTTPRoute cli-app/store > Rule 0 > Service cli-app/b1
     color:                   "blue"  (from cli-app/route-defaults)
 `
-	code, out, errOut = run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app")
+	code, out, errOut = run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app", "-v")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, want, out)
 	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name\n")
@@ -158,19 +168,19 @@ Paths:
 	// The same target over the whole cluster (manifests laid over it make explain read all).
 	unrelated := filepath.Join(t.TempDir(), "unrelated.yaml")
 	require.NoError(t, os.WriteFile(unrelated, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: unrelated}\n"), 0o600))
-	code, out, errOut = run("explain", "--cluster", "-f", unrelated, "--target", "httproute/store", "-n", "cli-app")
+	code, out, errOut = run("explain", "--cluster", "-f", unrelated, "--target", "httproute/store", "-n", "cli-app", "-v")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, want, out, "reading the whole cluster tells the same")
 	assert.Regexp(t, `read \d+ httproutes.gateway.networking.k8s.io\n`, errOut)
 
 	// Through the Gateway: its routes are found by listing, and only those are kept.
-	code, out, errOut = run("explain", "--cluster", "--target", "gateway/gw", "-n", "cli-infra")
+	code, out, errOut = run("explain", "--cluster", "--target", "gateway/gw", "-n", "cli-infra", "-v=6")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "HTTPRoute cli-other/other > Rule 0 > Service cli-other/b2\n    color:                   \"green\"  (from cli-infra/gw-green)\n")
 	assert.Regexp(t, `read 2 httproutes.gateway.networking.k8s.io, of \d+ listed, on the target's paths\n`, errOut)
 
 	// Through a backend a route names (no Service object needed), as over the whole cluster.
-	code, out, errOut = run("explain", "--cluster", "--target", "svc/b2", "-n", "cli-other")
+	code, out, errOut = run("explain", "--cluster", "--target", "svc/b2", "-n", "cli-other", "--verbose")
 	require.Equal(t, 0, code, errOut)
 	_, whole, _ := run("explain", "--cluster", "-f", unrelated, "--target", "svc/b2", "-n", "cli-other")
 	assert.Equal(t, whole, out)
