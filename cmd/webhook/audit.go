@@ -28,8 +28,8 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 			"among them apply their defaults, and a document they refuse is left out and said on\n" +
 			"stderr, as in explain). Messages name policies in\n" +
 			"every namespace; -n reports only the findings in one (judged against the whole\n" +
-			"state). Exit 0 when nothing would be denied, 1 when something would, 2 on unusable\n" +
-			"input or an unreachable cluster.",
+			"state). Reading a cluster, a terminal shows one progress line on stderr, a pipe\n" +
+			"nothing, -v a line per kind read.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runAudit(flags, cluster, allNamespaces, s)
 			return nil

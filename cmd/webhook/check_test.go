@@ -347,7 +347,8 @@ func TestWrongCommandLines(t *testing.T) {
 		{[]string{"check", "--outptu", "json"}, "webhook check: unknown flag: --outptu\n\nUsage:\n  webhook check (-f PATH"},
 		{[]string{"serve", "--port"}, "webhook serve: flag needs an argument: --port\n\nUsage:\n  webhook serve"},
 		{[]string{"serve", "--port", "https"}, "webhook serve: invalid argument \"https\" for \"--port\" flag"},
-		{[]string{"explain", "stray"}, "webhook explain: unknown command \"stray\" for \"webhook explain\"\n\nUsage:\n  webhook explain"},
+		{[]string{"explain", "stray"}, "webhook explain: target \"stray\": unknown kind \"stray\"; one of "},
+		{[]string{"audit", "stray"}, "webhook audit: unknown command \"stray\" for \"webhook audit\"\n\nUsage:\n  webhook audit"},
 		{[]string{"version", "--bogus"}, "webhook version: unknown flag: --bogus"},
 	} {
 		code, out, errOut := runCLI(t, "", tc.args...)

@@ -14,7 +14,6 @@ import (
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
-	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 func newExplainCommand(s streams, code *int) *cobra.Command {
@@ -23,34 +22,40 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 	var target string
 	var live bool
 	cmd := &cobra.Command{
-		Use:   "explain [-f PATH]... [-R] [-k DIR] [--cluster] [--target KIND/NAME [-n NAMESPACE]] [--config FILE] [-o text|json|yaml|dot|mermaid|html]",
+		Use:   "explain [KIND/NAME [-n NAMESPACE]] [-f PATH]... [-R] [-k DIR] [--cluster] [--config FILE] [-o text|json|yaml|dot|mermaid|html]",
 		Short: "Print the effective policies and each policy's impact, on a live cluster or manifests",
 		Long: "Reads the cluster state (with --cluster, the live cluster's objects and policies, with\n" +
 			"the manifests laid over them; otherwise the manifests alone, every policy in them as if\n" +
 			"stored) and prints the effective policy of every policy kind on every context path (or\n" +
-			"those through --target), with the policy that supplied each setting, and each\n" +
+			"those through one target), with the policy that supplied each setting, and each\n" +
 			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets) over the\n" +
-			"whole state, or over the target's paths. With --cluster and --target it reads only what\n" +
-			"those paths need. --target takes kubectl's form, KIND/NAME in -n's namespace (httproute/store,\n" +
-			"gateways/gw, gtw/gw), or KIND/NAMESPACE/NAME. CustomResourceDefinitions among the\n" +
-			"manifests (with --cluster, the cluster's) apply their defaults to the manifests'\n" +
-			"objects, and a document they refuse is left out, as the cluster would not hold it,\n" +
-			"and said on stderr. Use `webhook check` for what would be\n" +
-			"admitted. Exit 0, or 2 on unusable input or an unreachable cluster.",
-		RunE: func(*cobra.Command, []string) error {
-			*code = runExplain(flags, live, cluster, target, s)
+			"whole state, or over the target's paths. The target is named as kubectl names an\n" +
+			"object: KIND/NAME in -n's namespace (httproute/store, gateways/gw, gtw/gw), KIND NAME,\n" +
+			"or KIND/NAMESPACE/NAME; --target KIND/NAME says the same. With --cluster and a target it\n" +
+			"reads only what the target's paths need. Reading a cluster, a terminal shows one\n" +
+			"progress line on stderr, a pipe nothing, -v a line per kind read. CustomResourceDefinitions\n" +
+			"among the manifests (with --cluster, the cluster's) apply their defaults to the\n" +
+			"manifests' objects, and a document they refuse is left out, as the cluster would not\n" +
+			"hold it, and said on stderr. Use `webhook check` for what would be admitted.",
+		Example: "  # the effective policies on the paths through one route, as stored now\n" +
+			"  " + progName("explain") + " httproute/store -n app --cluster\n\n" +
+			"  # what a pull request's manifests would make of them\n" +
+			"  " + progName("explain") + " gateway/gw -n infra --cluster -f pr/",
+		Args: targetArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			*code = runExplain(flags, live, cluster, args, target, s)
 			return nil
 		},
 	}
 	flags.register(cmd.Flags())
 	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, dot (Graphviz), mermaid (the hierarchy with each policy attached, coloured by status) or html (one self-contained page with search and filters)"
 	cmd.Flags().BoolVar(&live, "cluster", false, "read the live cluster (the connection flags below say which); -f manifests are laid over it")
-	cmd.Flags().StringVar(&target, "target", "", "only paths through one object: KIND/NAME in -n's namespace, or KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
+	cmd.Flags().StringVar(&target, "target", "", "only paths through one object, as the KIND/NAME argument names it: KIND/NAME in -n's namespace, or KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
 	cluster.register(cmd.Flags())
 	return cmd
 }
 
-func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target string, s streams) int {
+func runExplain(flags offlineFlags, live bool, cluster clusterFlags, args []string, target string, s streams) int {
 	if !flags.checkOutput("explain", s.err, explainview.Formats...) {
 		return exitBadInput
 	}
@@ -58,14 +63,10 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, target stri
 		fmt.Fprintf(s.err, "%s: give manifests (-f PATH) or --cluster\n", progName("explain"))
 		return exitBadInput
 	}
-	var key *policy.TargetKey
-	if target != "" {
-		k, err := topology.ParseTargetIn(target, cluster.namespace())
-		if err != nil {
-			fmt.Fprintf(s.err, "%s: --target: %v\n", progName("explain"), err)
-			return exitBadInput
-		}
-		key = &k
+	key, err := explainTarget(args, target, cluster.namespace)
+	if err != nil {
+		fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
+		return exitBadInput
 	}
 	conf, err := loadConfig(flags.configFile)
 	if err != nil {

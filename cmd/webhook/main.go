@@ -63,7 +63,8 @@ func newRootCommand(s streams, code *int) *cobra.Command {
 			"It denies malformed targetRefs, cross-namespace references without a ReferenceGrant,\n" +
 			"more than one merge strategy and same-level conflicts, and predicts each accepted\n" +
 			"policy's effect. The same rules run offline (check, explain), against a cluster\n" +
-			"(audit, report) and as the admission webhook (serve).",
+			"(audit, report) and as the admission webhook (serve). Each command's help ends with\n" +
+			"its exit codes: 0 done and nothing wrong, 1 something found, 2 could not do it.",
 		Version:       buildVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -98,6 +99,7 @@ func newRootCommand(s streams, code *int) *cobra.Command {
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrongArgs(c.Args)
+		c.Long = withExitCodes(c)
 	}
 	return root
 }

@@ -45,8 +45,7 @@ func newReportCommand(s streams, code *int) *cobra.Command {
 			"when a result changed, and deleted when its namespace holds no policy. Messages follow\n" +
 			"the tenant rules of admission (README: Security). Needs the webhook's read permissions\n" +
 			"and get, list, create, update and delete on reports.openreports.io; the OpenReports CRD\n" +
-			"must be installed. With -f it reads manifests and prints the Reports instead. With\n" +
-			"--once, exit 1 when the round failed.",
+			"must be installed. With -f it reads manifests and prints the Reports instead.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runReport(f, s)
 			return nil

@@ -14,9 +14,10 @@ import (
 )
 
 // TestKubectlPlugin installs the binary as kubectl installs plugins (kubectl-policy_attachment
-// on the PATH) and runs `kubectl policy-attachment explain --cluster` against the cluster the
-// suite runs on: kubectl finds it, hands it its arguments and KUBECONFIG, and the explanation
-// names the policy behind the setting.
+// on the PATH) and runs `kubectl policy-attachment explain httproute/store -n NS --cluster`
+// against the cluster the suite runs on: kubectl finds it, hands it its arguments and
+// KUBECONFIG, the explanation names the policy behind the setting, and stderr, a pipe here,
+// stays empty.
 func TestKubectlPlugin(t *testing.T) {
 	if os.Getenv("KUBECONFIG") == "" {
 		t.Skip("needs KUBECONFIG (make e2e, make e2e-node)")
@@ -45,7 +46,7 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
   defaults: {color: green}`)
 
-	cmd := exec.Command(kubectl, "policy-attachment", "explain", "--cluster", "--target", "httproute/store", "-n", "e2e-plugin")
+	cmd := exec.Command(kubectl, "policy-attachment", "explain", "httproute/store", "-n", "e2e-plugin", "--cluster")
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -59,6 +60,7 @@ Paths:
   ColorPolicy: Gateway e2e-plugin/gw > Listener http > HTTPRoute e2e-plugin/store > Rule 0 > Service e2e-plugin/b1
     color:                   "green"  (from e2e-plugin/gw-defaults)
 `, stdout.String())
+	assert.Empty(t, stderr.String(), "piped: no progress")
 
 	help := exec.Command(kubectl, "policy-attachment", "check", "--help")
 	help.Env = cmd.Env

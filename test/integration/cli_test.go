@@ -47,7 +47,7 @@ func webhookCLI(t *testing.T) func(args ...string) (int, string, string) {
 }
 
 // TestCheckAndExplainOnTheLiveCluster: `explain --cluster` reads the live cluster and names
-// the policy behind each setting on a route given in kubectl's form (`--target
+// the policy behind each setting on a route given in kubectl's form (`explain
 // httproute/store -n app`); `check --cluster` judges a pull request's manifests against what
 // is stored: a second route policy setting the same block to another value is denied, an
 // update of the stored one is admitted. Piped, as here, stderr stays empty; -v says what
@@ -78,7 +78,7 @@ spec:
   defaults: {color: blue}`)
 	run := webhookCLI(t)
 
-	code, out, errOut := run("explain", "--target", "httproute/store", "-n", "cli-app", "--cluster")
+	code, out, errOut := run("explain", "httproute/store", "-n", "cli-app", "--cluster")
 	require.Equal(t, 0, code, errOut)
 	explained := `Policies on the paths through HTTPRoute cli-app/store:
   ColorPolicy cli-app/route-defaults
@@ -93,8 +93,11 @@ Paths:
 	assert.Empty(t, errOut, "piped: no progress")
 	code, out, errOut = run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app", "-v")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, explained, out)
+	assert.Equal(t, explained, out, "--target says what the argument says")
 	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name\n", "-v: a line per kind")
+	code, _, errOut = run("explain", "httproute/store", "-n", "cli-app", "--cluster", "--target", "gateway/gw")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "webhook explain: two targets, HTTPRoute cli-app/store and --target Gateway cli-app/gw: give one\n", errOut)
 
 	pr := filepath.Join(t.TempDir(), "pr.yaml")
 	require.NoError(t, os.WriteFile(pr, []byte(`apiVersion: policies.controller.io/v1
@@ -159,7 +162,7 @@ Paths:
   ColorPolicy: Gateway cli-infra/gw > Listener http > HTTPRoute cli-app/store > Rule 0 > Service cli-app/b1
     color:                   "blue"  (from cli-app/route-defaults)
 `
-	code, out, errOut = run("explain", "--cluster", "--target", "httproute/store", "-n", "cli-app", "-v")
+	code, out, errOut = run("explain", "--cluster", "httproute/store", "-n", "cli-app", "-v")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, want, out)
 	assert.Contains(t, errOut, "read 1 httproutes.gateway.networking.k8s.io by name\n")
@@ -168,19 +171,19 @@ Paths:
 	// The same target over the whole cluster (manifests laid over it make explain read all).
 	unrelated := filepath.Join(t.TempDir(), "unrelated.yaml")
 	require.NoError(t, os.WriteFile(unrelated, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: unrelated}\n"), 0o600))
-	code, out, errOut = run("explain", "--cluster", "-f", unrelated, "--target", "httproute/store", "-n", "cli-app", "-v")
+	code, out, errOut = run("explain", "--cluster", "-f", unrelated, "httproute/store", "-n", "cli-app", "-v")
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, want, out, "reading the whole cluster tells the same")
 	assert.Regexp(t, `read \d+ httproutes.gateway.networking.k8s.io\n`, errOut)
 
 	// Through the Gateway: its routes are found by listing, and only those are kept.
-	code, out, errOut = run("explain", "--cluster", "--target", "gateway/gw", "-n", "cli-infra", "-v=6")
+	code, out, errOut = run("explain", "--cluster", "gateway", "gw", "-n", "cli-infra", "-v=6")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "HTTPRoute cli-other/other > Rule 0 > Service cli-other/b2\n    color:                   \"green\"  (from cli-infra/gw-green)\n")
 	assert.Regexp(t, `read 2 httproutes.gateway.networking.k8s.io, of \d+ listed, on the target's paths\n`, errOut)
 
 	// Through a backend a route names (no Service object needed), as over the whole cluster.
-	code, out, errOut = run("explain", "--cluster", "--target", "svc/b2", "-n", "cli-other", "--verbose")
+	code, out, errOut = run("explain", "--cluster", "svc/b2", "-n", "cli-other", "--verbose")
 	require.Equal(t, 0, code, errOut)
 	_, whole, _ := run("explain", "--cluster", "-f", unrelated, "--target", "svc/b2", "-n", "cli-other")
 	assert.Equal(t, whole, out)
