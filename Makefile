@@ -164,6 +164,14 @@ image-tar: ## Write the same image as bin/webhook-image.tar with no Docker engin
 	$(GO) run ./hack/imagetar -binary bin/webhook-linux-amd64 -image $(IMAGE) -version $(VERSION) -o bin/webhook-image.tar
 	@echo "wrote bin/webhook-image.tar ($(IMAGE), version $(VERSION))"
 
+.PHONY: release
+release: ## Write dist/ for VERSION=vX.Y.Z: the image for linux/amd64 and arm64 (one OCI index), the packaged chart and index.yaml, a CycloneDX SBOM, SHA256SUMS (docs/releasing.md)
+	$(GO) run ./hack/release -version $(VERSION) -o dist
+
+.PHONY: release-verify
+release-verify: ## Check the release in dist/ (VERSION=vX.Y.Z): checksums, both platforms' binaries, the chart, the SBOM
+	$(GO) run ./hack/release verify -version $(VERSION) -dir dist
+
 .PHONY: deploy
 deploy: ## Install into the current cluster: OVERLAY=cert-manager (default) or plain-certs
 	kubectl apply -k deploy/overlays/$(or $(OVERLAY),cert-manager)

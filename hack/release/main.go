@@ -66,7 +66,7 @@ func main() {
 	}
 
 	if err := release.CheckVersion(*version); err != nil {
-		fail(err)
+		fail(fmt.Errorf("%w: say which, e.g. make release VERSION=v1.2.3", err))
 	}
 	if abs, _ := filepath.Abs(*out); abs == "" || isSource(abs) {
 		fail(fmt.Errorf("-o %s: refusing to empty a folder that holds the sources", *out))

@@ -233,7 +233,7 @@ func TestRunChecksBeforeBuilding(t *testing.T) {
 	for version, want := range map[string]string{
 		"v0.3.0":     `CHANGELOG.md has no section "## [0.3.0] - YYYY-MM-DD": write what v0.3.0 changes there first (docs/releasing.md)`,
 		"0.3.0":      `version "0.3.0" is not vMAJOR.MINOR.PATCH[-PRERELEASE] (did you mean v0.3.0?)`,
-		"a0e96fe":    `version "a0e96fe" is not vMAJOR.MINOR.PATCH[-PRERELEASE] (did you mean va0e96fe?)`,
+		"a0e96fe":    `version "a0e96fe" is not vMAJOR.MINOR.PATCH[-PRERELEASE]`,
 		"v0.3.0+abc": `version "v0.3.0+abc" is not vMAJOR.MINOR.PATCH[-PRERELEASE] (no build metadata: the version is also the image tag, which cannot hold "+")`,
 	} {
 		err := Run(Options{Root: root, Package: tinyPackage, Version: version, Repository: testRepository, Changelog: changelog,

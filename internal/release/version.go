@@ -17,7 +17,7 @@ func CheckVersion(v string) error {
 		hint := ""
 		if strings.Contains(v, "+") {
 			hint = " (no build metadata: the version is also the image tag, which cannot hold \"+\")"
-		} else if v != "" && !strings.HasPrefix(v, "v") {
+		} else if !strings.HasPrefix(v, "v") && versionPattern.MatchString("v"+v) {
 			hint = fmt.Sprintf(" (did you mean v%s?)", v)
 		}
 		return fmt.Errorf("version %q is not vMAJOR.MINOR.PATCH[-PRERELEASE]%s", v, hint)
