@@ -58,7 +58,8 @@ func run(out, namespace, service string, validity time.Duration) error {
 	return nil
 }
 
-// caBundlePatch sets the CA on both webhook configurations (strategic merge by webhook name).
+// caBundlePatch sets the CA on every webhook of both configurations (strategic merge by
+// webhook name).
 func caBundlePatch(caPEM []byte) string {
 	b := base64.StdEncoding.EncodeToString(caPEM)
 	return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
@@ -70,6 +71,9 @@ webhooks:
   clientConfig:
     caBundle: %[1]s
 - name: namespaces.policyattachment.io
+  clientConfig:
+    caBundle: %[1]s
+- name: targets.policyattachment.io
   clientConfig:
     caBundle: %[1]s
 ---

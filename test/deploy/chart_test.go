@@ -204,12 +204,12 @@ func TestChartValues(t *testing.T) {
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"priorityClassName":   "system-cluster-critical",
 		"extraArgs":           []any{"--review-timeout=2s"},
-		"webhook": map[string]any{"failurePolicy": "Ignore", "timeoutSeconds": 10, "namespaceSelector": map[string]any{
+		"webhook": map[string]any{"failurePolicy": "Ignore", "timeoutSeconds": 10, "targetDeletionsTimeoutSeconds": 3, "namespaceSelector": map[string]any{
 			"matchExpressions": []any{map[string]any{"key": "tenant", "operator": "Exists"}},
 		}},
 		"certificates": map[string]any{"certManager": map[string]any{"enabled": false},
 			"provided": map[string]any{"caBundle": "-----BEGIN CERTIFICATE-----\n", "existingSecret": "webhook-serving"}},
-		"config": map[string]any{"enforcement": map[string]any{"default": "Warn"}},
+		"config": map[string]any{"enforcement": map[string]any{"default": "Warn"}, "targetDeletions": map[string]any{"services": true}},
 	})
 	objs := index(t, rendered.Objects)
 	assert.NotContains(t, objs, "PodDisruptionBudget/policyattachment-webhook")
@@ -243,6 +243,9 @@ func TestChartValues(t *testing.T) {
 	assert.Equal(t, ns, vw.ClientConfig.Service.Namespace)
 	assert.Equal(t, []byte("-----BEGIN CERTIFICATE-----\n"), vw.ClientConfig.CABundle)
 	assert.Equal(t, admissionregv1.Fail, *v.Webhooks[1].FailurePolicy, "the namespace label's guard always fails closed")
+	assertTargetDeletionsWebhook(t, v.Webhooks[2], "/validate-targets", 3, true)
+	assert.Equal(t, vw.NamespaceSelector, v.Webhooks[2].NamespaceSelector)
+	assert.Equal(t, []byte("-----BEGIN CERTIFICATE-----\n"), v.Webhooks[2].ClientConfig.CABundle)
 	assert.Empty(t, v.Annotations, "no cainjector without cert-manager")
 	var m admissionregv1.MutatingWebhookConfiguration
 	decode(t, objs, "MutatingWebhookConfiguration/"+webhookName, &m)
@@ -255,6 +258,8 @@ func TestChartValues(t *testing.T) {
 	require.NoError(t, err, cm.Data["config.yaml"])
 	assert.True(t, settings.Relaxes(), "enforcement.default Warn reaches the file")
 	assert.Contains(t, cm.Data["config.yaml"], "revealOtherNamespaces: false", "values merge over the defaults")
+	assert.True(t, settings.TargetDeletions.Services, "the webhook reviews the Service deletions its configuration sends it")
+	assert.Equal(t, rules.Warn, settings.TargetDeletions.Default)
 
 	var binding rbacv1.ClusterRoleBinding
 	decode(t, objs, "ClusterRoleBinding/policyattachment-webhook", &binding)

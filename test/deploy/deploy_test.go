@@ -64,7 +64,7 @@ func TestBase(t *testing.T) {
 
 	var v admissionregv1.ValidatingWebhookConfiguration
 	decode(t, objs, "ValidatingWebhookConfiguration/"+webhookName, &v)
-	require.Len(t, v.Webhooks, 2)
+	require.Len(t, v.Webhooks, 3)
 	vw := v.Webhooks[0]
 	assert.Equal(t, admissionregv1.Fail, *vw.FailurePolicy, "validation fails closed")
 	assert.Equal(t, []string{"v1"}, vw.AdmissionReviewVersions)
@@ -94,6 +94,9 @@ func TestBase(t *testing.T) {
 	var skip rbacv1.ClusterRole
 	decode(t, objs, "ClusterRole/policyattachment-namespace-skip", &skip)
 	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"policyattachment.io"}, Resources: []string{"namespaces"}, Verbs: []string{"skip"}}}, skip.Rules)
+
+	assertTargetDeletionsWebhook(t, v.Webhooks[2], "/validate-targets", 2, false)
+	assertSkipsProtectedNamespaces(t, v.Webhooks[2].NamespaceSelector.MatchExpressions)
 
 	var m admissionregv1.MutatingWebhookConfiguration
 	decode(t, objs, "MutatingWebhookConfiguration/"+webhookName, &m)
@@ -213,6 +216,51 @@ func TestBase(t *testing.T) {
 	assert.Equal(t, int32(443), *vw.ClientConfig.Service.Port)
 }
 
+// assertTargetDeletionsWebhook: the review of target deletions sees DELETE of Gateways,
+// ListenerSets and every xRoute (and of Services when the config asks), fails open with a
+// short timeout, has no side effects, and is never sent the deletions of the controllers that
+// delete on someone else's decision (docs/target-deletions.md).
+func assertTargetDeletionsWebhook(t *testing.T, w admissionregv1.ValidatingWebhook, path string, timeout int32, services bool) {
+	t.Helper()
+	assert.Equal(t, "targets.policyattachment.io", w.Name)
+	assert.Equal(t, admissionregv1.Ignore, *w.FailurePolicy, "an outage never blocks a cleanup")
+	assert.Equal(t, admissionregv1.SideEffectClassNone, *w.SideEffects)
+	assert.Equal(t, admissionregv1.Equivalent, *w.MatchPolicy)
+	assert.Equal(t, timeout, *w.TimeoutSeconds)
+	assert.Equal(t, []string{"v1"}, w.AdmissionReviewVersions)
+	assert.Equal(t, path, *w.ClientConfig.Service.Path)
+	namespaced := admissionregv1.NamespacedScope
+	want := []admissionregv1.RuleWithOperations{{
+		Operations: []admissionregv1.OperationType{admissionregv1.Delete},
+		Rule: admissionregv1.Rule{APIGroups: []string{"gateway.networking.k8s.io"}, APIVersions: []string{"*"},
+			Resources: []string{"gateways", "listenersets", "httproutes", "grpcroutes", "tcproutes", "tlsroutes", "udproutes"}, Scope: &namespaced},
+	}}
+	if services {
+		want = append(want, admissionregv1.RuleWithOperations{
+			Operations: []admissionregv1.OperationType{admissionregv1.Delete},
+			Rule:       admissionregv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}, Scope: &namespaced},
+		})
+	}
+	assert.Equal(t, want, w.Rules)
+	// Every kind whose deletion the webhook reviews is in the rules, and nothing else.
+	var reviewed []string
+	for _, info := range kinds.TargetKinds() {
+		if (&rules.Config{TargetDeletions: rules.TargetDeletions{Services: services}}).ReviewsDeletionOf(info.GroupKind()) {
+			reviewed = append(reviewed, info.Group+"/"+strings.ToLower(info.Kind)+"s")
+		}
+	}
+	var registered []string
+	for _, r := range w.Rules {
+		for _, res := range r.Resources {
+			registered = append(registered, r.APIGroups[0]+"/"+res)
+		}
+	}
+	assert.ElementsMatch(t, reviewed, registered)
+	assert.Equal(t, []admissionregv1.MatchCondition{{Name: "not-a-cleanup-controller",
+		Expression: "!(request.userInfo.username in ['system:serviceaccount:kube-system:namespace-controller', 'system:serviceaccount:kube-system:generic-garbage-collector', 'system:kube-controller-manager'])"}},
+		w.MatchConditions)
+}
+
 func assertSkipsProtectedNamespaces(t *testing.T, exprs []metav1.LabelSelectorRequirement) {
 	t.Helper()
 	got := map[string][]string{}
@@ -253,7 +301,7 @@ func TestPlainCertsOverlay(t *testing.T) {
 	objs := render(t, filepath.Join("overlays", "plain-certs"))
 	var v admissionregv1.ValidatingWebhookConfiguration
 	decode(t, objs, "ValidatingWebhookConfiguration/"+webhookName, &v)
-	require.Len(t, v.Webhooks, 2)
+	require.Len(t, v.Webhooks, 3)
 	for _, w := range v.Webhooks {
 		assert.Equal(t, caPEM, w.ClientConfig.CABundle, w.Name)
 	}
