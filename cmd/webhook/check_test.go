@@ -422,27 +422,6 @@ enforcement:
 	assert.NotEmpty(t, byName["store-green"].Annotations, "an admitted policy is annotated whatever its mode")
 }
 
-// TestReadmeKindTableIsReal keeps the README's table of built-in kinds equal to what
-// `webhook kinds` prints.
-func TestReadmeKindTableIsReal(t *testing.T) {
-	t.Chdir("../..")
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	const marker = "Generated from the kind table by `make kinds-table`"
-	i := strings.Index(string(readme), marker)
-	require.NotEqual(t, -1, i, "README lost its kind table")
-	rest := string(readme)[i:]
-	start := strings.Index(rest, "\n| ") + 1
-	end := start + strings.Index(rest[start:], "\n\n") + 1
-	_, out, _ := runCLI(t, "", "kinds")
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		updated := string(readme)[:i] + rest[:start] + out + rest[end:]
-		require.NoError(t, os.WriteFile("README.md", []byte(updated), 0o644))
-		return
-	}
-	assert.Equal(t, out, rest[start:end], "README kind table is stale; run make update-golden")
-}
-
 // TestCheckNamespaceFlag: -n puts the documents that name no namespace where `kubectl apply
 // -n` would, so a policy lands beside its target there.
 func TestCheckNamespaceFlag(t *testing.T) {
