@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,13 +76,3 @@ func explain(t *testing.T, in []string, config, target string) (topology.State, 
 	}
 	return snap, impact.Explain(snap, table, key), key
 }
-
-func TestMain(m *testing.M) {
-	// Goldens of inputs that live elsewhere need their folders.
-	for name := range cases {
-		_ = os.MkdirAll(filepath.Join("testdata", name), 0o755)
-	}
-	os.Exit(m.Run())
-}
-
-var _ = strings.Contains
