@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -178,12 +179,13 @@ func WriteArchive(w io.Writer, idx v1.ImageIndex, tag name.Tag) error {
 	return tw.Close()
 }
 
-// FullName is tag as containerd names images: registry, repository and tag in full
-// (policyattachment/webhook:v1 is docker.io/policyattachment/webhook:v1).
+// FullName is tag as containerd and Docker name images: registry, repository and tag in
+// full, the default registry by its short name (go-containerregistry's "index." prefix
+// dropped), as a pull of the short reference stores it.
 func FullName(tag name.Tag) string {
 	registry := tag.RegistryStr()
 	if registry == name.DefaultRegistry {
-		registry = "docker.io"
+		registry = strings.TrimPrefix(name.DefaultRegistry, "index.")
 	}
 	return registry + "/" + tag.RepositoryStr() + ":" + tag.TagStr()
 }

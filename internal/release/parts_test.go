@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -321,4 +322,21 @@ func errorStrings(errs []error) []string {
 		s = append(s, e.Error())
 	}
 	return s
+}
+
+// TestFullName: the name index.json gives the image is the reference in full, as containerd
+// stores what it pulls: registry, repository (a one-part name under library/) and tag.
+func TestFullName(t *testing.T) {
+	for ref, want := range map[string]string{
+		"registry.example/policyattachment/webhook:v1.2.3": "registry.example/policyattachment/webhook:v1.2.3",
+		"localhost:5000/webhook:v1.2.3":                    "localhost:5000/webhook:v1.2.3",
+	} {
+		tag, err := name.NewTag(ref)
+		require.NoError(t, err)
+		assert.Equal(t, want, FullName(tag))
+	}
+	tag, err := name.NewTag("webhook:v1.2.3")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimPrefix(name.DefaultRegistry, "index.")+"/library/webhook:v1.2.3", FullName(tag))
+	assert.NotContains(t, FullName(tag), "index.")
 }
