@@ -31,14 +31,15 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets) over the\n" +
 			"whole state, or over the target's paths. The target is named as kubectl names an\n" +
 			"object: KIND/NAME in -n's namespace (httproute/store, gateways/gw, gtw/gw), KIND NAME,\n" +
-			"or KIND/NAMESPACE/NAME; --target KIND/NAME says the same. With --cluster and a target it\n" +
+			"or KIND/NAMESPACE/NAME; --target KIND/NAME says the same. A target without manifests\n" +
+			"reads the cluster, as kubectl does (--cluster implied). With the cluster and a target it\n" +
 			"reads only what the target's paths need. Reading a cluster, a terminal shows one\n" +
 			"progress line on stderr, a pipe nothing, -v a line per kind read. CustomResourceDefinitions\n" +
 			"among the manifests (with --cluster, the cluster's) apply their defaults to the\n" +
 			"manifests' objects, and a document they refuse is left out, as the cluster would not\n" +
 			"hold it, and said on stderr. Use `webhook check` for what would be admitted.",
 		Example: "  # the effective policies on the paths through one route, as stored now\n" +
-			"  " + progName("explain") + " httproute/store -n app --cluster\n\n" +
+			"  " + progName("explain") + " httproute/store -n app\n\n" +
 			"  # what a pull request's manifests would make of them\n" +
 			"  " + progName("explain") + " gateway/gw -n infra --cluster -f pr/",
 		Args: targetArgs,
@@ -59,14 +60,17 @@ func runExplain(flags offlineFlags, live bool, cluster clusterFlags, args []stri
 	if !flags.checkOutput("explain", s.err, explainview.Formats...) {
 		return exitBadInput
 	}
-	if !live && !flags.given() {
-		fmt.Fprintf(s.err, "%s: give manifests (-f PATH) or --cluster\n", progName("explain"))
-		return exitBadInput
-	}
 	key, err := explainTarget(args, target, cluster.namespace)
 	if err != nil {
 		fmt.Fprintf(s.err, "%s: %v\n", progName("explain"), err)
 		return exitBadInput
+	}
+	if !live && !flags.given() {
+		if key == nil {
+			fmt.Fprintf(s.err, "%s: give manifests (-f PATH), --cluster, or a target to read from the cluster (KIND/NAME)\n", progName("explain"))
+			return exitBadInput
+		}
+		live = true // a target and no manifests: the cluster's object, as kubectl reads it
 	}
 	conf, err := loadConfig(flags.configFile)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,9 +75,15 @@ func TestExplainTargetErrors(t *testing.T) {
 			assert.True(t, strings.HasPrefix(errOut, tc.want), "%v:\n%s", tc.args, errOut)
 		}
 	}
-	code, _, errOut := runCLI(t, "", "explain", "httproute/store", "-n", "app")
+	code, _, errOut := runCLI(t, "", "explain")
 	assert.Equal(t, 2, code)
-	assert.Equal(t, "webhook explain: give manifests (-f PATH) or --cluster\n", errOut, "a target is no source")
+	assert.Equal(t, "webhook explain: give manifests (-f PATH), --cluster, or a target to read from the cluster (KIND/NAME)\n", errOut)
+
+	// A target without manifests reads the cluster, as kubectl does: here none is reachable.
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	code, _, errOut = runCLI(t, "", "explain", "httproute/store", "-n", "app", "--server", "https://127.0.0.1:1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "webhook explain: reading the cluster: ")
 }
 
 func TestExplainTarget(t *testing.T) {

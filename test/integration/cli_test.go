@@ -128,9 +128,9 @@ ALLOWED ColorPolicy cli-app/route-defaults (UPDATE, `+pr+` document 2)
 	assert.Empty(t, errOut, "piped: no progress")
 	code, _, errOut = run("explain", "--cluster", "--target", "httproute/store")
 	assert.Equal(t, 0, code, errOut) // the kubeconfig's namespace is "default": no such route, no paths
-	code, _, errOut = run("explain", "--target", "httproute/store")
-	assert.Equal(t, 2, code)
-	assert.Equal(t, "webhook explain: give manifests (-f PATH) or --cluster\n", errOut)
+	code, out, errOut = run("explain", "httproute/store", "-n", "cli-app")
+	assert.Equal(t, 0, code, errOut) // a target and no manifests: the cluster, as kubectl reads it
+	assert.Contains(t, out, "Policies on the paths through HTTPRoute cli-app/store:")
 
 	// With a target, explain reads the target's paths by name and lists only what it must:
 	// a Gateway policy reaching another team's route too is judged on store's path alone,
