@@ -62,6 +62,7 @@ func main() {
 			fail(fmt.Errorf("%s: %d problems", *dir, len(errs)))
 		}
 		fmt.Printf("%s: the release %s checks out (%s)\n", *dir, *version, strings.Join(release.Files(*version), ", "))
+		printRuns(*version)
 		return
 	}
 
@@ -93,7 +94,21 @@ func main() {
 			fmt.Printf("  %10d  %s\n", st.Size(), f)
 		}
 	}
+	printRuns(*version)
 	fmt.Printf("check it: (cd %s && sha256sum -c %s); make release-verify VERSION=%s\n", *out, release.ChecksumsFile, *version)
+}
+
+// printRuns says which binaries the verification ran.
+func printRuns(version string) {
+	for _, arch := range release.Architectures {
+		if run, ok := release.Runner(arch); !ok {
+			fmt.Printf("  linux/%s: its binary checked by its ELF header and build information; not run here (Debian's qemu-user-static runs it)\n", arch)
+		} else if len(run) > 0 {
+			fmt.Printf("  linux/%s: its binary ran under %s and reported %s\n", arch, filepath.Base(run[0]), version)
+		} else {
+			fmt.Printf("  linux/%s: its binary ran and reported %s\n", arch, version)
+		}
+	}
 }
 
 // chartRepository is the chart's default image repository.
