@@ -37,9 +37,9 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"--validate=strict refuses it) is DENIED with reason Invalid and the API server's\n" +
 			"words, and another object they refuse is unusable input; without its CRD, a kind is\n" +
 			"judged by the rules alone. -o sarif writes a\n" +
-			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Exit 0 when\n" +
-			"all are allowed, 1 when any is denied (or, with --fail-on-warning, warned about or\n" +
-			"admitted only by an enforcement mode), 2 on unusable input or an unreachable cluster.\n\n" +
+			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Reading a\n" +
+			"cluster, a terminal shows one progress line on stderr, a pipe nothing, -v a line per\n" +
+			"kind read.\n\n" +
 			"--diff (with --cluster) says what the manifests change instead: the findings\n" +
 			"(denials, relaxed denials, warnings) they introduce, fix and leave unchanged, and per\n" +
 			"context path the effective settings before and after, for every path where they\n" +
@@ -53,8 +53,7 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"policies in every namespace, as audit's and explain's do. --base PATH (repeatable)\n" +
 			"compares with manifests instead of a cluster: the state before is what they describe,\n" +
 			"every policy in them stored. -o text, json, yaml or sarif (the introduced findings).\n" +
-			"Exit 0 when nothing is introduced, 1 when any finding is (warnings too), 2 on unusable\n" +
-			"input or an unreachable cluster.",
+			"See docs/gitops-diff.md.",
 		RunE: func(*cobra.Command, []string) error {
 			if diff.on {
 				*code = runCheckDiff(flags, live, diff, cluster, s)
