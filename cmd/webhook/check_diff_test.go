@@ -56,6 +56,18 @@ func TestCheckDiff(t *testing.T) {
 	assert.Contains(t, out, `"results": []`)
 }
 
+// TestCheckDiffWithEnforcementModes: under Warn and DryRun, the denials are relaxed
+// findings with their mode, and a change set's policy admitted under Warn is stored: the
+// paths and statuses it changes are there too (golden).
+func TestCheckDiffWithEnforcementModes(t *testing.T) {
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	t.Chdir(diffDir)
+	code, out, errOut := runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "pr.yaml", "--config", "warn.yaml")
+	assert.Equal(t, 1, code, errOut)
+	testkit.Golden(t, filepath.Join(root, diffDir, "want-warn.txt"), out)
+}
+
 // TestCheckDiffInputErrors: --diff needs a state to compare with, and prints only what it
 // can compare; each mistake is exit 2 with one line that says what to do.
 func TestCheckDiffInputErrors(t *testing.T) {
