@@ -158,7 +158,6 @@ func Diff(stored, docs []manifests.Document, table *kinds.KindTable, config *rul
 		changeSet[resultID(res)] = true
 	}
 	afterView := viewOf(afterSnap, table, config, changeSet, docs)
-	afterSnap = nil // the state after is not held while the state before is built
 
 	// The state before: stored, with the stored policies the change set updates applied
 	// again unchanged, so that check judges them as it judges the change set's versions.
@@ -182,16 +181,26 @@ func Diff(stored, docs []manifests.Document, table *kinds.KindTable, config *rul
 		return nil, err
 	}
 	beforeView := viewOf(beforeSnap, table, config, changeSet, nil)
+
+	report := &DiffReport{Enforcement: after.Enforcement, Introduced: []DiffFinding{}, Fixed: []DiffFinding{},
+		Unchanged: []DiffFinding{}}
+	report.addChangeSet(before, after)
+	report.Paths = comparePaths(beforeView.explanation, afterView.explanation)
+	report.Policies = compareStatuses(beforeView.explanation, afterView.explanation)
+	report.addStored(beforeView, afterView)
+	report.Summary = DiffSummary{Allowed: after.Summary.Allowed, Denied: after.Summary.Denied,
+		Introduced: len(report.Introduced), Fixed: len(report.Fixed), Unchanged: len(report.Unchanged),
+		Paths: len(report.Paths), Policies: len(report.Policies)}
+	return report, nil
+}
+
+// addChangeSet compares the change set's policies, in document order: after, as check
+// judged them; before, as check judged the stored policy of each name applied again.
+func (r *DiffReport) addChangeSet(before, after *Report) {
 	beforeResults := map[policyID]Result{}
 	for _, res := range before.Results {
 		beforeResults[resultID(res)] = res
 	}
-
-	report := &DiffReport{Enforcement: after.Enforcement, Introduced: []DiffFinding{}, Fixed: []DiffFinding{},
-		Unchanged: []DiffFinding{}, Paths: []PathChange{}, Policies: []StatusDiff{}}
-	report.Summary.Allowed, report.Summary.Denied = after.Summary.Allowed, after.Summary.Denied
-
-	// The change set's policies, in document order.
 	for _, res := range after.Results {
 		now := checkFindings(res)
 		var was []DiffFinding
@@ -202,17 +211,18 @@ func Diff(stored, docs []manifests.Document, table *kinds.KindTable, config *rul
 			}
 		}
 		introduced, fixed, unchanged := compareFindings(was, now)
-		report.Introduced = append(report.Introduced, introduced...)
-		report.Fixed = append(report.Fixed, fixed...)
-		report.Unchanged = append(report.Unchanged, unchanged...)
+		r.Introduced = append(r.Introduced, introduced...)
+		r.Fixed = append(r.Fixed, fixed...)
+		r.Unchanged = append(r.Unchanged, unchanged...)
 	}
+}
 
-	report.Paths = comparePaths(beforeView.explanation, afterView.explanation)
-	report.Policies = compareStatuses(beforeView.explanation, afterView.explanation)
-
-	// Stored policies outside the change set, by kind, namespace and name.
+// addStored compares the stored policies outside the change set, by kind, namespace and
+// name; their unchanged findings are kept for the policies the change affects (r.Paths and
+// r.Policies are already compared).
+func (r *DiffReport) addStored(before, after stateView) {
 	affected := map[string]bool{}
-	for _, pc := range report.Paths {
+	for _, pc := range r.Paths {
 		for _, e := range []*Effect{pc.Before, pc.After} {
 			if e != nil {
 				for _, src := range e.Sources {
@@ -221,14 +231,14 @@ func Diff(stored, docs []manifests.Document, table *kinds.KindTable, config *rul
 			}
 		}
 	}
-	for _, s := range report.Policies {
+	for _, s := range r.Policies {
 		affected[s.Kind+" "+ref(Result{Namespace: s.Namespace, Name: s.Name})] = true
 	}
 	var unchangedStored []DiffFinding
-	for _, id := range unionIDs(afterView.order, beforeView.order) {
-		introduced, fixed, unchanged := compareFindings(beforeView.findings[id], afterView.findings[id])
-		report.Introduced = append(report.Introduced, introduced...)
-		report.Fixed = append(report.Fixed, fixed...)
+	for _, id := range unionIDs(after.order, before.order) {
+		introduced, fixed, unchanged := compareFindings(before.findings[id], after.findings[id])
+		r.Introduced = append(r.Introduced, introduced...)
+		r.Fixed = append(r.Fixed, fixed...)
 		if len(introduced) > 0 || len(fixed) > 0 {
 			affected[id.kind.Kind+" "+id.ref()] = true
 		}
@@ -236,13 +246,9 @@ func Diff(stored, docs []manifests.Document, table *kinds.KindTable, config *rul
 	}
 	for _, f := range unchangedStored {
 		if affected[f.Kind+" "+ref(Result{Namespace: f.Namespace, Name: f.Name})] {
-			report.Unchanged = append(report.Unchanged, f)
+			r.Unchanged = append(r.Unchanged, f)
 		}
 	}
-
-	report.Summary.Introduced, report.Summary.Fixed, report.Summary.Unchanged = len(report.Introduced), len(report.Fixed), len(report.Unchanged)
-	report.Summary.Paths, report.Summary.Policies = len(report.Paths), len(report.Policies)
-	return report, nil
 }
 
 // policyID names a policy by its group, kind, namespace and name.
