@@ -53,8 +53,13 @@ func BenchmarkReview(b *testing.B) {
 	handlers := map[string]http.Handler{
 		"/validate": reviewHandler("validate", &Validator{Store: store}),
 		"/mutate":   reviewHandler("mutate", &Mutator{Store: store}),
+		PathTargets: reviewHandler("targets", &TargetGuard{Store: store}),
 	}
 	mix := synthetic.Reviews(synthetic.At(*scale))
+	// The deletion of a Gateway of the synthetic cluster: its ten routes, their policies and
+	// Services are what the review walks (their policies are left on no path: warned).
+	deleteGateway := synthetic.Review{Path: PathTargets, Allowed: true,
+		Body: []byte(deleteTargetReview(kinds.GatewayGroup, "v1", "Gateway", "gateways", "infra", "gw-5", "kubernetes-admin", false))}
 	// A denial is logged once (who asked, and why); "-logged" measures it with the JSON
 	// logger webhook serve runs, writing nowhere. Without a logger the line is not built.
 	logged := logf.IntoContext(context.Background(), zap.New(zap.WriteTo(io.Discard)))
@@ -67,6 +72,7 @@ func BenchmarkReview(b *testing.B) {
 		"validate-invalid-kind":      {mix[40], context.Background()},
 		"validate-conflicted":        {mix[43], context.Background()},
 		"validate-conflicted-logged": {mix[43], logged},
+		"targets-delete-gateway":     {deleteGateway, context.Background()},
 	}
 	for name, c := range cases {
 		r := c.review

@@ -98,8 +98,12 @@ func TargetDeletionOf(snap topology.Snapshot, table *kinds.KindTable, target pol
 	for i, o := range below {
 		belowKeys[i] = keysOf(o)
 	}
+	holds, _ := snap.(policyKinds)
 	for _, row := range table.Rows() {
 		gk := row.GroupKind()
+		if holds != nil && !holds.MayHoldPoliciesOf(gk) {
+			continue // most kinds of the table have no policy in a cluster
+		}
 		attached := map[*policy.Policy]bool{}
 		if _, ok := row.Target(obj.Group, obj.Kind); ok {
 			for _, key := range own {
@@ -138,6 +142,12 @@ func TargetDeletionOf(snap topology.Snapshot, table *kinds.KindTable, target pol
 	sortPolicies(d.Stranded)
 	sortPolicies(d.Unreached)
 	return d
+}
+
+// policyKinds is what a snapshot may tell of the kinds it holds policies of (index.Snapshot
+// does): a review that looks up every kind at every object below a Gateway skips the rest.
+type policyKinds interface {
+	MayHoldPoliciesOf(kind schema.GroupKind) bool
 }
 
 // changedPaths folds the effective policy of row on each path through the deleted object
@@ -328,13 +338,26 @@ var placeRows = map[kinds.Role]*kinds.KindRow{
 	"":                    {Class: kinds.Inherited, EffectiveTarget: "Backend"},
 }
 
+// sortPolicies orders policies by kind, namespace and name (index.Snapshot.Policies' order),
+// each key built once.
 func sortPolicies(ps []*policy.Policy) {
-	slices.SortFunc(ps, func(a, b *policy.Policy) int {
-		if c := strings.Compare(kinds.QualifiedKind(a.Row.Group, a.Row.Kind), kinds.QualifiedKind(b.Row.Group, b.Row.Kind)); c != 0 {
+	type keyed struct {
+		kind, ref string
+		p         *policy.Policy
+	}
+	ks := make([]keyed, len(ps))
+	for i, p := range ps {
+		ks[i] = keyed{kinds.QualifiedKind(p.Row.Group, p.Row.Kind), p.Ref(), p}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.kind, b.kind); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Ref(), b.Ref())
+		return strings.Compare(a.ref, b.ref)
 	})
+	for i, k := range ks {
+		ps[i] = k.p
+	}
 }
 
 // withoutObject is a snapshot without one object: nothing finds it, and no policy attaches
