@@ -147,7 +147,11 @@ func TestGEP713ExamplesAtAdmission(t *testing.T) {
 	assert.Equal(t, "Atomic defaults on HTTPRoute default/r4: enforced on 0 of 1 path, overridden on 1 by default/p3 (predicted at admission)",
 		report.Results[3].Annotations[impact.AnnotationImpactSummary])
 	assert.JSONEq(t, `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,
-		"overrides":[],"overriddenBy":["default/p3"],"observedAt":"2024-01-01T00:00:11Z"}`,
+		"overrides":[],"overriddenBy":["default/p3"],"observedAt":"2024-01-01T00:00:11Z",
+		"ancestors":[{"ancestorRef":{"group":"gateway.networking.k8s.io","kind":"Gateway","namespace":"default","name":"g2"},
+			"accepted":"Accepted","status":"Overridden","contexts":1,
+			"targets":[{"targetRef":{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","namespace":"default","name":"r4"},
+				"accepted":"Accepted","status":"Overridden","contexts":1}]}]}`,
 		report.Results[3].Annotations[impact.AnnotationImpact])
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/reports"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
@@ -95,14 +96,15 @@ func runReport(f reportFlags, s streams) int {
 	log := f.log.logger(stderr)
 	ctrl.SetLogger(log)
 	loop := &reports.Loop{
-		Read: func(ctx context.Context) (topology.State, error) {
+		ReadWithStatuses: func(ctx context.Context) (topology.State, *impact.Observations, error) {
 			ctx, cancel := context.WithTimeout(ctx, clusterReadTimeout)
 			defer cancel()
 			state := check.NewStateBuilder(conf.table)
 			if err := clusterstate.EachClusterPage(ctx, cfg, conf.table, io.Discard, state.Add); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return state.Snapshot(), nil
+			snap, observed := state.SnapshotWithStatuses()
+			return snap, observed, nil
 		},
 		Config:   conf.settings,
 		Writer:   &reports.Writer{Client: c, Limiter: flowcontrol.NewTokenBucketRateLimiter(float32(writesPerSecond), max(1, int(writesPerSecond)))},
@@ -125,9 +127,10 @@ func runReport(f reportFlags, s streams) int {
 func printReports(m *manifestFlags, stdin io.Reader, conf *configuration, stdout, stderr io.Writer) int {
 	docs, err := m.read(stdin)
 	if err == nil {
-		var state topology.State
-		if state, err = check.State(docs, conf.table); err == nil {
-			built := reports.Build(state, conf.settings)
+		var state *check.StateBuilder
+		if state, err = check.StateOf(docs, conf.table); err == nil {
+			snap, observed := state.SnapshotWithStatuses()
+			built := reports.BuildWith(snap, conf.settings, observed)
 			for _, namespace := range slices.Sorted(maps.Keys(built)) {
 				var data []byte
 				if data, err = yaml.Marshal(built[namespace]); err != nil {

@@ -46,7 +46,12 @@ func TestMutatorAddsOnlyImpactAnnotations(t *testing.T) {
 	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(got["/metadata/annotations/policyattachment.io~1impact"].(string)), &im))
 	// No observedAt: the prediction rests on no stored policy (and the clock is not read).
-	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{}}, im)
+	// The ancestors in GEP-5058's shape: the Gateway, and the policy's target under it.
+	gw := impact.ObjectRef{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "app", Name: "gw"}
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{},
+		Ancestors: []impact.AncestorStatus{{AncestorRef: gw, Accepted: impact.ReasonAccepted, Status: impact.StatusEnforced, Contexts: 1,
+			Targets: []impact.TargetStatus{{TargetRef: gw, Accepted: impact.ReasonAccepted, Status: impact.StatusEnforced, Contexts: 1}}}},
+	}, im)
 
 	again := m.Handle(context.Background(), req)
 	assert.Equal(t, resp.Patches, again.Patches, "re-invocation against the same state yields the same patch")
@@ -104,7 +109,9 @@ func TestMutationIsStable(t *testing.T) {
 	require.Len(t, fromA.Patches, 1)
 	assert.Equal(t, fromA.Patches, fromB.Patches)
 	assert.Equal(t, map[string]any{
-		impact.AnnotationImpact:        `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,"overrides":[],"overriddenBy":["app/gw-override"],"observedAt":"2026-01-01T00:00:00Z"}`,
+		impact.AnnotationImpact: `{"status":"Overridden","contexts":1,"enforced":0,"partiallyEnforced":0,"overridden":1,"overrides":[],"overriddenBy":["app/gw-override"],"observedAt":"2026-01-01T00:00:00Z",` +
+			`"ancestors":[{"ancestorRef":{"group":"gateway.networking.k8s.io","kind":"Gateway","namespace":"app","name":"gw"},"accepted":"Accepted","status":"Overridden","contexts":1,` +
+			`"targets":[{"targetRef":{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","namespace":"app","name":"r1"},"accepted":"Accepted","status":"Overridden","contexts":1}]}]}`,
 		impact.AnnotationImpactSummary: "Atomic defaults on HTTPRoute app/r1: enforced on 0 of 1 path, overridden on 1 by app/gw-override (predicted at admission)",
 	}, fromA.Patches[0].Value)
 	assert.Equal(t, fromA.Patches, a.Handle(context.Background(), req).Patches, "the same replica, asked again")

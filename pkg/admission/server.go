@@ -304,6 +304,7 @@ func (s *Server) audit() {
 	start := time.Now()
 	findings, audited := s.store.Audit()
 	publishAudit(findings, audited, time.Since(start))
+	publishPredictions(s.store, findings, s.opts.Log)
 	if len(findings) > 0 {
 		names := make([]string, 0, maxLoggedFindings)
 		for _, f := range findings[:min(len(findings), maxLoggedFindings)] {

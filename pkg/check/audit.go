@@ -13,16 +13,47 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
-// AuditReport lists the stored policies the rules would deny today (`webhook audit -o json`).
+// AuditReport lists the stored policies the rules would deny today (`webhook audit -o json`),
+// and where what the controllers wrote into the policies' status disagrees with the
+// prediction (docs/status-comparison.md).
 type AuditReport struct {
-	Findings []AuditFinding `json:"findings"`
-	Summary  AuditSummary   `json:"summary"`
+	Findings      []AuditFinding      `json:"findings"`
+	Disagreements []AuditDisagreement `json:"disagreements"`
+	Summary       AuditSummary        `json:"summary"`
 }
 
 // AuditSummary counts what the audit looked at and found.
 type AuditSummary struct {
 	Policies int `json:"policies"`
 	Findings int `json:"findings"`
+	// StatusesCompared counts the status entries (an ancestor, a GEP-5058 target under one,
+	// or a policy's own conditions) compared with the prediction; Disagreements those that
+	// disagree.
+	StatusesCompared int `json:"statusesCompared"`
+	Disagreements    int `json:"disagreements"`
+}
+
+// AuditDisagreement is one entry of a policy's status where its controller and the
+// prediction part ways, with both sides.
+type AuditDisagreement struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Class is refusedByController, deniedByWebhook or statusDiffers.
+	Class       string            `json:"class"`
+	Controller  string            `json:"controller,omitempty"`
+	AncestorRef *impact.ObjectRef `json:"ancestorRef,omitempty"`
+	TargetRef   *impact.ObjectRef `json:"targetRef,omitempty"`
+	// Theirs are the conditions that decided the controller's side; TheirMeaning the impact
+	// statuses they agree with, or Refused.
+	Theirs       []kinds.Condition `json:"theirs"`
+	TheirMeaning []string          `json:"theirMeaning"`
+	// Predicted is the impact status over the paths under the ancestor (and through the
+	// target), or Denied with the reasons in DeniedFor.
+	Predicted string   `json:"predicted"`
+	DeniedFor []string `json:"deniedFor,omitempty"`
+	Contexts  int      `json:"contexts"`
+	Message   string   `json:"message"`
 }
 
 // AuditFinding is one policy that would be denied, with each denial's configured mode.
@@ -51,26 +82,56 @@ func Audit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 // Audit is Audit of the state built (the builder is spent), each finding located at the
 // document its policy was read from.
 func (s *StateBuilder) Audit(config *rules.Config) *AuditReport {
-	type key struct{ kind, namespace, name string }
-	where := make(map[key]manifests.Document, len(s.policies))
+	where := make(map[policyKey]manifests.Document, len(s.policies))
 	for _, pd := range s.policies {
-		meta, _ := pd.doc.Object["metadata"].(map[string]any)
-		namespace, _ := meta["namespace"].(string)
-		name, _ := meta["name"].(string)
-		where[key{stringAt(pd.doc.Object, "kind"), namespace, name}] = manifests.Document{Source: pd.doc.Source, Index: pd.doc.Index}
+		where[policyKeyOf(pd.doc.Object)] = manifests.Document{Source: pd.doc.Source, Index: pd.doc.Index}
 	}
-	report := AuditSnapshot(s.Snapshot(), config)
+	snap, observed := s.SnapshotWithStatuses()
+	report := AuditSnapshotWith(snap, config, observed)
 	for i := range report.Findings {
 		f := &report.Findings[i]
-		if d, ok := where[key{f.Kind, f.Namespace, f.Name}]; ok {
+		if d, ok := where[policyKey{f.Kind, f.Namespace, f.Name}]; ok {
 			f.File, f.Document = d.Source, d.Index
 		}
 	}
 	return report
 }
 
-// OnlyIn keeps the findings of policies in namespace (the audit judged them against the
-// whole state).
+// SnapshotWithStatuses is Snapshot, with the statuses the controllers wrote into the
+// policies read (what `audit` and `report` compare with the predictions). The builder is
+// spent.
+func (s *StateBuilder) SnapshotWithStatuses() (*index.Snapshot, *impact.Observations) {
+	objects := map[policyKey]map[string]any{}
+	for _, pd := range s.policies {
+		if _, ok := pd.doc.Object["status"]; ok {
+			objects[policyKeyOf(pd.doc.Object)] = pd.doc.Object
+		}
+	}
+	snap := s.Snapshot()
+	observed := &impact.Observations{}
+	if len(objects) == 0 {
+		return snap, observed
+	}
+	for _, p := range snap.Policies() {
+		if obj, ok := objects[policyKey{p.Row.Kind, p.Namespace, p.Name}]; ok {
+			observed.Add(p, obj)
+		}
+	}
+	return snap, observed
+}
+
+// policyKey names a policy document by kind, namespace and name.
+type policyKey struct{ kind, namespace, name string }
+
+func policyKeyOf(obj map[string]any) policyKey {
+	meta, _ := obj["metadata"].(map[string]any)
+	namespace, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return policyKey{stringAt(obj, "kind"), namespace, name}
+}
+
+// OnlyIn keeps the findings and disagreements of policies in namespace (the audit judged
+// them against the whole state; statusesCompared still counts every namespace's).
 func (r *AuditReport) OnlyIn(namespace string) {
 	kept := r.Findings[:0]
 	for _, f := range r.Findings {
@@ -80,6 +141,14 @@ func (r *AuditReport) OnlyIn(namespace string) {
 	}
 	r.Findings = kept
 	r.Summary.Findings = len(kept)
+	disagreements := r.Disagreements[:0]
+	for _, d := range r.Disagreements {
+		if d.Namespace == namespace {
+			disagreements = append(disagreements, d)
+		}
+	}
+	r.Disagreements = disagreements
+	r.Summary.Disagreements = len(disagreements)
 }
 
 // AsReport is the audit as a check report whose results are the findings (each denied, with
@@ -110,8 +179,19 @@ func (r *AuditReport) AsReport() *Report {
 
 // AuditSnapshot is Audit over a snapshot already built.
 func AuditSnapshot(snap *index.Snapshot, config *rules.Config) *AuditReport {
+	return AuditSnapshotWith(snap, config, nil)
+}
+
+// AuditSnapshotWith is AuditSnapshot that also compares the statuses observed (what the
+// controllers wrote into the policies) with the predictions.
+func AuditSnapshotWith(snap *index.Snapshot, config *rules.Config, observed *impact.Observations) *AuditReport {
 	findings, audited := impact.Audit(snap, config)
-	report := &AuditReport{Findings: []AuditFinding{}, Summary: AuditSummary{Policies: audited, Findings: len(findings)}}
+	report := &AuditReport{Findings: []AuditFinding{}, Disagreements: []AuditDisagreement{}, Summary: AuditSummary{Policies: audited, Findings: len(findings)}}
+	compared, disagreements := impact.CompareAll(snap, observed, findings)
+	report.Summary.StatusesCompared, report.Summary.Disagreements = compared, len(disagreements)
+	for _, d := range disagreements {
+		report.Disagreements = append(report.Disagreements, auditDisagreement(d))
+	}
 	for _, f := range findings {
 		out := AuditFinding{Kind: f.Policy.Row.Kind, Namespace: f.Policy.Namespace, Name: f.Policy.Name, Denials: denials(f.Denials)}
 		if !f.Policy.Created.IsZero() {
@@ -125,7 +205,23 @@ func AuditSnapshot(snap *index.Snapshot, config *rules.Config) *AuditReport {
 	return report
 }
 
-// WriteAuditText prints findings for people, oldest first.
+// auditDisagreement is d as `audit -o json` prints it.
+func auditDisagreement(d impact.Disagreement) AuditDisagreement {
+	out := AuditDisagreement{Kind: d.Policy.Row.Kind, Namespace: d.Policy.Namespace, Name: d.Policy.Name, Class: d.Class,
+		Controller: d.Controller, TargetRef: d.Target, Theirs: d.Theirs, TheirMeaning: d.TheirMeaning,
+		Predicted: d.Ours, DeniedFor: d.DeniedFor, Contexts: d.Contexts, Message: d.Message()}
+	if d.Ancestor != (impact.ObjectRef{}) {
+		a := d.Ancestor
+		out.AncestorRef = &a
+	}
+	if out.Theirs == nil {
+		out.Theirs = []kinds.Condition{}
+	}
+	return out
+}
+
+// WriteAuditText prints findings for people, oldest first, then the disagreements between
+// the controllers' statuses and the predictions, in policy order.
 func WriteAuditText(w io.Writer, r *AuditReport) error {
 	for _, f := range r.Findings {
 		ref := f.Name
@@ -141,7 +237,22 @@ func WriteAuditText(w io.Writer, r *AuditReport) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d policies audited: %d would be denied today\n", r.Summary.Policies, r.Summary.Findings)
+	for _, d := range r.Disagreements {
+		ref := d.Name
+		if d.Namespace != "" {
+			ref = d.Namespace + "/" + d.Name
+		}
+		if _, err := fmt.Fprintf(w, "DISAGREES %s %s [%s]\n    %s\n", d.Kind, ref, d.Class, d.Message); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(w, "%d policies audited: %d would be denied today\n", r.Summary.Policies, r.Summary.Findings); err != nil {
+		return err
+	}
+	if r.Summary.StatusesCompared == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "%d controller statuses compared with the prediction: %d disagree\n", r.Summary.StatusesCompared, r.Summary.Disagreements)
 	return err
 }
 

@@ -443,7 +443,7 @@ func (b *builder) finish(d manifests.Document, st *step) (*pendingPolicy, error)
 
 // annotate predicts the impact of a just-admitted policy, as the mutating webhook writes it.
 func annotate(annotations map[string]string, snap *index.Snapshot, p *policy.Policy, msgs *validation.Messages) {
-	im := impact.Of(snap, p, nil).ForAnnotation(p, msgs)
+	im := impact.Predict(snap, p, nil).ForAnnotation(p, msgs)
 	data, err := json.Marshal(im)
 	if err != nil {
 		return // an Impact always marshals; nothing to annotate otherwise

@@ -48,6 +48,9 @@ type Store struct {
 	// draining: shutting down (SetDraining).
 	draining atomic.Bool
 	now      func() time.Time
+	// observed are what the controllers wrote into the stored policies' status, compared
+	// with the predictions by the periodic audit (predictions.go).
+	observed impact.Observations
 	// generation counts the changes of what a verdict reads (the snapshot, reservations
 	// included, the config and the kind table); Judge compares it to know whether the
 	// verdict it reached under the read lock still holds when it reserves. Writes that change
@@ -173,6 +176,7 @@ func (s *Store) upsert(gk schema.GroupKind, obj map[string]any) {
 			delete(s.forgotten, idOf(p))
 		}
 		s.snap.PutPolicy(p)
+		s.observed.Add(p, obj)
 		delete(s.reserved, idOf(p))
 		s.releaseHeld(idOf(p), true)
 		return
@@ -210,6 +214,7 @@ func (s *Store) Forget(p *policy.Policy) {
 
 func (s *Store) removePolicy(id policyID) {
 	s.snap.RemovePolicy(id.kind, id.namespace, id.name)
+	s.observed.Remove(id.kind, id.namespace, id.name)
 	delete(s.reserved, id)
 	delete(s.deleting, id)
 	s.releaseHeld(id, false)
@@ -299,7 +304,7 @@ func (s *Store) Predict(p *policy.Policy) (impact.Impact, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	msgs := s.messages()
-	im := impact.Of(topology.WithPolicy(s.snap, p), p, nil).ForAnnotation(p, msgs)
+	im := impact.Predict(topology.WithPolicy(s.snap, p), p, nil).ForAnnotation(p, msgs)
 	return im, im.AnnotatedSummary(p, msgs)
 }
 

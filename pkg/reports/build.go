@@ -29,6 +29,9 @@ const (
 	// RuleImpact is the rule of a policy's impact result; an audit finding's rule is the
 	// denial's reason (Conflicted, RefNotPermitted, ...).
 	RuleImpact = "impact"
+	// RulePrediction is the rule of a disagreement between what a controller wrote into the
+	// policy's status and the prediction (docs/status-comparison.md).
+	RulePrediction = "prediction"
 	// ManagedByLabel and ManagedBy mark the Reports the writer owns; it never touches others.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedBy      = "policyattachment-webhook"
@@ -47,6 +50,12 @@ var statusResults = map[string]reportsv1alpha1.Result{
 // Build returns the Report each namespace that holds policies should have, by namespace.
 // Results carry no timestamp (Writer sets them). Cluster-scoped policies get no Report.
 func Build(snap topology.State, config *rules.Config) map[string]*reportsv1alpha1.Report {
+	return BuildWith(snap, config, nil)
+}
+
+// BuildWith is Build that also compares what the controllers wrote into the policies'
+// status (observed) with the predictions: a result per disagreement, rule prediction.
+func BuildWith(snap topology.State, config *rules.Config, observed *impact.Observations) map[string]*reportsv1alpha1.Report {
 	msgs := config.MessagesOrNil()
 	var readers validation.Messages
 	if msgs != nil {
@@ -71,11 +80,18 @@ func Build(snap topology.State, config *rules.Config) map[string]*reportsv1alpha
 		if p.Namespace == "" {
 			continue
 		}
-		im := impact.Of(snap, p, cache).ForAnnotation(p, msgs)
+		im := impact.Predict(snap, p, cache).ForAnnotation(p, msgs)
 		r := report(p.Namespace)
 		r.Results = append(r.Results, impactResult(p, im, msgs))
 	}
 	findings, _ := impact.AuditWith(impact.NewAuditor(config).ForReaders(readers), snap)
+	_, disagreements := impact.CompareAll(snap, observed, findings)
+	for _, d := range disagreements {
+		if d.Policy.Namespace != "" {
+			r := report(d.Policy.Namespace)
+			r.Results = append(r.Results, predictionResult(d))
+		}
+	}
 	for _, f := range findings {
 		if f.Policy.Namespace == "" {
 			continue
@@ -120,10 +136,57 @@ func impactResult(p *policy.Policy, im impact.Impact, msgs *validation.Messages)
 	if len(im.OverriddenBy) > 0 {
 		props["overriddenBy"] = joinRefs(im.OverriddenBy, im.OverriddenByTotal)
 	}
+	if len(im.Ancestors) > 0 {
+		props["ancestors"] = ancestorsText(im.Ancestors, im.AncestorsTotal)
+	}
 	return reportsv1alpha1.ReportResult{
 		Source: Source, Policy: PolicyName, Rule: RuleImpact, Category: category, Severity: "info",
 		Result: statusResults[im.Status], Subjects: subject(p), Description: im.CurrentSummary(p, msgs),
 		Properties: props,
+	}
+}
+
+// ancestorsText is GEP-5058's per-ancestor, per-target view in one line: "Gateway infra/gw:
+// PartiallyAccepted, Enforced (HTTPRoute app/store: Accepted, Enforced; HTTPRoute
+// app/missing: TargetNotFound)", ancestors joined by " | ".
+func ancestorsText(ancestors []impact.AncestorStatus, total int) string {
+	parts := make([]string, 0, len(ancestors)+1)
+	for _, a := range ancestors {
+		targets := make([]string, 0, len(a.Targets)+1)
+		for _, t := range a.Targets {
+			s := t.TargetRef.String() + ": " + t.Accepted
+			if t.Accepted == impact.ReasonAccepted {
+				s += ", " + t.Status
+			}
+			targets = append(targets, s)
+		}
+		if a.TargetsTotal > len(a.Targets) {
+			targets = append(targets, fmt.Sprintf("and %d more", a.TargetsTotal-len(a.Targets)))
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s, %s (%s)", a.AncestorRef, a.Accepted, a.Status, strings.Join(targets, "; ")))
+	}
+	if total > len(ancestors) {
+		parts = append(parts, fmt.Sprintf("and %d more", total-len(ancestors)))
+	}
+	return strings.Join(parts, " | ")
+}
+
+// predictionResult is a disagreement between a controller's status and the prediction: a
+// warning (neither side is known wrong; the platform team looks at both).
+func predictionResult(d impact.Disagreement) reportsv1alpha1.ReportResult {
+	props := map[string]string{"class": d.Class, "where": d.Where(), "theirs": d.TheirsText(), "theirMeaning": strings.Join(d.TheirMeaning, ", ")}
+	if d.Ours == impact.Denied {
+		props["predicted"] = impact.Denied + " (" + strings.Join(d.DeniedFor, ", ") + ")"
+	} else {
+		props["predicted"] = d.Ours
+		props["contexts"] = strconv.Itoa(d.Contexts)
+	}
+	if d.Controller != "" {
+		props["controller"] = d.Controller
+	}
+	return reportsv1alpha1.ReportResult{
+		Source: Source, Policy: PolicyName, Rule: RulePrediction, Category: category, Severity: "low",
+		Result: "warn", Subjects: subject(d.Policy), Description: d.Message(), Properties: props,
 	}
 }
 

@@ -9,17 +9,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/policyattachment/webhook/pkg/rules"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 // Loop writes the Reports every Interval from a fresh read of the cluster.
 type Loop struct {
 	// Read returns the cluster's state as the rules see it.
-	Read     func(context.Context) (topology.State, error)
-	Config   *rules.Config
-	Writer   *Writer
-	Interval time.Duration
-	Log      logr.Logger
+	Read func(context.Context) (topology.State, error)
+	// ReadWithStatuses, when set, is used instead of Read: it also returns what the
+	// controllers wrote into the policies' status, compared with the predictions.
+	ReadWithStatuses func(context.Context) (topology.State, *impact.Observations, error)
+	Config           *rules.Config
+	Writer           *Writer
+	Interval         time.Duration
+	Log              logr.Logger
 }
 
 // Run writes a round at once, then one every Interval until ctx ends. A failed round is
@@ -42,11 +46,18 @@ func (l *Loop) Run(ctx context.Context) {
 // Round reads the cluster, builds the Reports and writes those that changed.
 func (l *Loop) Round(ctx context.Context) (Stats, error) {
 	start := time.Now()
-	state, err := l.Read(ctx)
+	var state topology.State
+	var observed *impact.Observations
+	var err error
+	if l.ReadWithStatuses != nil {
+		state, observed, err = l.ReadWithStatuses(ctx)
+	} else {
+		state, err = l.Read(ctx)
+	}
 	if err != nil {
 		return Stats{}, err
 	}
-	desired := Build(state, l.Config)
+	desired := BuildWith(state, l.Config, observed)
 	stats, err := l.Writer.Sync(ctx, desired)
 	if err != nil {
 		var noKind *meta.NoKindMatchError

@@ -129,7 +129,8 @@ spec:
 	}, 20*time.Second, 50*time.Millisecond, "Overridden within an interval")
 	assert.Equal(t, `Atomic defaults on HTTPRoute rep-app/store: enforced on 0 of 1 path, overridden on 1 by a ColorPolicy in namespace "rep-payments"`, got.Description)
 	assert.Equal(t, map[string]string{"status": "Overridden", "contexts": "1", "enforced": "0", "overridden": "1",
-		"overriddenBy": `a ColorPolicy in namespace "rep-payments"`}, got.Properties)
+		"overriddenBy": `a ColorPolicy in namespace "rep-payments"`,
+		"ancestors":    "Gateway rep-infra/gw: Accepted, Overridden (HTTPRoute rep-app/store: Accepted, Overridden)"}, got.Properties)
 	stop()
 	<-loopDone
 	// One round settles what the loop may have left half-written when it stopped, and what

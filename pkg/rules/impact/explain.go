@@ -24,6 +24,9 @@ type PolicyStatus struct {
 	OverriddenBy []string `json:"overriddenBy"`
 	// Contexts counts the paths the policy reaches.
 	Contexts int `json:"contexts"`
+	// Ancestors is the status per ancestor, and under each per target, in GEP-5058's
+	// vocabulary (AncestorStatus).
+	Ancestors []AncestorStatus `json:"ancestors"`
 }
 
 // PathEffect is the effective policy of one kind on one context path, with the policy
@@ -95,13 +98,17 @@ func Explain(snap topology.State, table *kinds.KindTable, target *policy.TargetK
 			}
 			var im Impact
 			if target != nil {
-				im = OfThrough(snap, p, *target, cache)
+				im = predictThrough(snap, p, *target, cache)
 			} else {
-				im = Of(snap, p, cache)
+				im = Predict(snap, p, cache)
+			}
+			if im.Ancestors == nil {
+				im.Ancestors = []AncestorStatus{}
 			}
 			ex.Policies = append(ex.Policies, PolicyStatus{
 				Kind: row.Kind, Namespace: p.Namespace, Name: p.Name, Status: im.Status,
 				Overrides: im.Overrides, OverriddenBy: im.OverriddenBy, Contexts: im.Contexts,
+				Ancestors: im.Ancestors,
 			})
 		}
 	}

@@ -43,6 +43,11 @@ type Impact struct {
 	// unchanged object yields the stored annotation (GitOps tools see no drift); absent when
 	// the prediction rests on no other policy.
 	ObservedAt string `json:"observedAt,omitempty"`
+	// Ancestors is the prediction per ancestor, and under each per target, in GEP-5058's
+	// vocabulary (Predict sets it; Of leaves it empty). AncestorsTotal is set when an
+	// annotation lists only the first MaxAnnotatedAncestors.
+	Ancestors      []AncestorStatus `json:"ancestors,omitempty"`
+	AncestorsTotal int              `json:"ancestorsTotal,omitempty"`
 	// selected are the attachment points of a policy with target selectors, as resolved
 	// when the impact was computed (Summary names them).
 	selected []policy.TargetKey
@@ -57,8 +62,9 @@ const MaxAnnotatedRefs = 50
 // ForAnnotation returns the impact as the mutating webhook writes it on p, for those who can
 // read p: policies in other namespaces described as msgs allows (by default by kind and
 // namespace only, each such description once), lists cut to MaxAnnotatedRefs (saying how
-// long each was).
+// long each was); ancestors and targets likewise (annotatedAncestors).
 func (im Impact) ForAnnotation(p *policy.Policy, msgs *validation.Messages) Impact {
+	im.Ancestors, im.AncestorsTotal = annotatedAncestors(im.Ancestors, p, msgs)
 	im.Overrides = visibleRefs(im.Overrides, p, msgs)
 	im.OverriddenBy = visibleRefs(im.OverriddenBy, p, msgs)
 	if len(im.Overrides) > MaxAnnotatedRefs {
@@ -95,7 +101,7 @@ func visibleRefs(refs []string, p *policy.Policy, msgs *validation.Messages) []s
 // every path; Overridden: none survives anywhere. The snapshot must hold p. The work grows
 // with the paths p reaches, not with the cluster.
 func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
-	return of(snap, p, cache, nil)
+	return of(snap, p, cache, nil, nil)
 }
 
 // OfThrough is Of over the paths of p that pass through one attachment point (`explain
@@ -105,11 +111,25 @@ func OfThrough(snap topology.Snapshot, p *policy.Policy, target policy.TargetKey
 	for _, c := range topology.PathsThrough(snap, p.Row, target) {
 		through[c.String()] = true
 	}
-	return of(snap, p, cache, func(c topology.ContextPath) bool { return through[c.String()] })
+	return of(snap, p, cache, func(c topology.ContextPath) bool { return through[c.String()] }, nil)
 }
 
-// of is Of over the paths keep keeps (all when keep is nil).
-func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(topology.ContextPath) bool) Impact {
+// predictThrough is OfThrough with the ancestors of Predict, over the same paths.
+func predictThrough(snap topology.Snapshot, p *policy.Policy, target policy.TargetKey, cache *merge.Cache) Impact {
+	through := map[string]bool{}
+	for _, c := range topology.PathsThrough(snap, p.Row, target) {
+		through[c.String()] = true
+	}
+	rec := &pathRecord{}
+	im := of(snap, p, cache, func(c topology.ContextPath) bool { return through[c.String()] }, rec)
+	im.Ancestors = rec.ancestors(snap)
+	rec.release()
+	return im
+}
+
+// of is Of over the paths keep keeps (all when keep is nil). With rec, it also keeps each
+// path and what became of p's settings there (Predict, Compare).
+func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(topology.ContextPath) bool, rec *pathRecord) Impact {
 	im := Impact{Overrides: []string{}, OverriddenBy: []string{}}
 	p = asStored(snap, p)
 	if cache == nil {
@@ -120,13 +140,13 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 	if keep != nil {
 		paths = slices.DeleteFunc(paths, func(c topology.ContextPath) bool { return !keep(c) })
 	}
-	defer func() {
-		if cap(paths) <= maxPooledPaths {
-			clear(paths[:cap(paths)]) // hold no objects a later snapshot may have dropped, duplicates included
-			*buf = paths[:0]
-			pathBuffers.Put(buf)
-		}
-	}()
+	if rec != nil {
+		// The record keeps the paths until its owner is done with them (release).
+		rec.policy, rec.paths, rec.buf = p, paths, buf
+		rec.outcomes = slices.Grow(rec.outcomes[:0], len(paths))
+	} else {
+		defer putPaths(buf, paths)
+	}
 	im.Contexts = len(paths)
 	if len(p.TargetSelectors()) > 0 {
 		im.selected = topology.TargetKeys(snap, p)
@@ -135,8 +155,14 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 		im.Status = StatusNoTargets
 		return im
 	}
-	if refused(p, snap) {
+	if reason := refused(p, snap); reason != "" {
 		im.Overridden, im.Status = len(paths), StatusOverridden // applied nowhere
+		if rec != nil {
+			rec.refused = reason
+			for range paths {
+				rec.outcomes = append(rec.outcomes, outcomeOverridden)
+			}
+		}
 		return im
 	}
 	var mine []merge.Setting
@@ -180,13 +206,19 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 				}
 			}
 		}
+		out := outcomePartial
 		switch {
 		case survived == len(mine):
 			im.Enforced++
+			out = outcomeEnforced
 		case survived == 0:
 			im.Overridden++
+			out = outcomeOverridden
 		default:
 			im.PartiallyEnforced++
+		}
+		if rec != nil {
+			rec.outcomes = append(rec.outcomes, out)
 		}
 	}
 	switch {
@@ -327,6 +359,15 @@ func pathNoun(_ *kinds.KindRow, n int) string {
 	return "paths"
 }
 
+// putPaths gives a path list back to pathBuffers.
+func putPaths(buf *[]topology.ContextPath, paths []topology.ContextPath) {
+	if cap(paths) <= maxPooledPaths {
+		clear(paths[:cap(paths)]) // hold no objects a later snapshot may have dropped, duplicates included
+		*buf = paths[:0]
+		pathBuffers.Put(buf)
+	}
+}
+
 // pathBuffers keep the path lists of impact computations for the next one: a path is 160
 // bytes, and growing a fresh list for each review was a tenth of what the webhook allocated
 // under load. Lists longer than maxPooledPaths are left to the collector.
@@ -382,13 +423,23 @@ func withoutItemKeys(settings []merge.Setting) []merge.Setting {
 	return out
 }
 
-// refused reports whether the implementation refuses p whole in snap by a rule of its row
-// the webhook denies (plain-HTTP listeners sharing a port, too many policies at a target): a
+// refused returns the reason the implementation refuses p whole in snap by a rule of its row
+// the webhook denies (plain-HTTP listeners sharing a port, too many policies at a target), or
+// "" when it does not: a
 // state read from manifests or from a cluster where it was admitted anyway (Warn, or before
 // the webhook) holds it, and the implementation applies it nowhere, so its impact is
 // Overridden. The fold keeps it: Envoy Gateway's refused section policy still claims its
 // listener from the Gateway-wide one (clienttrafficpolicy.go).
-func refused(p *policy.Policy, snap topology.Snapshot) bool {
-	return (p.Row.WholeHTTPPorts && len(validation.ValidateWholeHTTPPorts(p, snap, nil)) > 0) ||
-		(p.Row.MaxPoliciesPerTarget > 0 && len(validation.ValidatePoliciesPerTarget(p, snap, nil)) > 0)
+func refused(p *policy.Policy, snap topology.Snapshot) string {
+	if p.Row.WholeHTTPPorts {
+		if errs := validation.ValidateWholeHTTPPorts(p, snap, nil); len(errs) > 0 {
+			return validation.ReasonOf(errs[0])
+		}
+	}
+	if p.Row.MaxPoliciesPerTarget > 0 {
+		if errs := validation.ValidatePoliciesPerTarget(p, snap, nil); len(errs) > 0 {
+			return validation.ReasonOf(errs[0])
+		}
+	}
+	return ""
 }

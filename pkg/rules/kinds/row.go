@@ -134,6 +134,11 @@ type KindRow struct {
 	NamedRules []string    `json:"namedRules,omitempty"`
 	References []Reference `json:"references,omitempty"`
 
+	// StatusConditions says how to read what the implementation writes into a policy's
+	// status, to compare it with the prediction (empty: Gateway API's PolicyAncestorStatus
+	// semantics).
+	StatusConditions StatusConditions `json:"statusConditions,omitempty"`
+
 	// Source says where the row came from (builtin, config file, CRD discovery).
 	Source string `json:"-"`
 }

@@ -112,6 +112,7 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("strategy.targetKinds %q is not one of the row's targets", k))
 		}
 	}
+	problems = append(problems, validateStatusConditions(r.StatusConditions)...)
 	if len(problems) > 0 {
 		return fmt.Errorf("kind %s: %s", QualifiedKind(r.Group, r.Kind), strings.Join(problems, "; "))
 	}
