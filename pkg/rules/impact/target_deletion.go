@@ -495,30 +495,44 @@ func (d TargetDeletion) clauses(msgs *validation.Messages) []string {
 	return out
 }
 
-// describeInstead lists the effective settings after the deletion: the value where the
-// requester may read the policy that sets it, only the setting's name otherwise.
+// describeInstead lists the effective settings after the deletion: each with its value and
+// the policy that sets it, where the requester may read that policy; otherwise only counted
+// per policy ("2 settings from a ColorPolicy in namespace "infra""), since even a setting's
+// path (a named rule, a list item's key) is that policy's content.
 func (c ChangedPaths) describeInstead(msgs *validation.Messages, viewer string) string {
 	var parts []string
-	for i, s := range c.Instead {
-		if i == MaxNamedPolicies {
-			parts = append(parts, fmt.Sprintf("and %d more settings", len(c.Instead)-i))
-			break
-		}
+	hidden := map[string]int{} // description -> index in parts
+	counts := map[string]int{}
+	shown, more := 0, 0
+	for _, s := range c.Instead {
 		p := c.sources[s.Source]
-		if p == nil {
-			parts = append(parts, s.Name)
+		if p != nil && !msgs.Reveals(p.Namespace, viewer) {
+			who := msgs.Name(p.Row.Kind, p.Namespace, p.Name, viewer)
+			counts[who]++
+			if _, ok := hidden[who]; !ok {
+				hidden[who] = len(parts)
+				parts = append(parts, "")
+			}
+			parts[hidden[who]] = fmt.Sprintf("%d %s from %s", counts[who], plural(counts[who], "setting", "settings"), who)
 			continue
 		}
-		who := msgs.Name(p.Row.Kind, p.Namespace, p.Name, viewer)
-		if !msgs.Reveals(p.Namespace, viewer) {
-			parts = append(parts, fmt.Sprintf("%s from %s", s.Name, who))
+		if shown == MaxNamedPolicies {
+			more++
 			continue
 		}
+		shown++
 		value, err := json.Marshal(s.Value)
 		if err != nil {
 			value = []byte(fmt.Sprint(s.Value))
 		}
+		who := "a policy"
+		if p != nil {
+			who = msgs.Name(p.Row.Kind, p.Namespace, p.Name, viewer)
+		}
 		parts = append(parts, fmt.Sprintf("%s: %s from %s", s.Name, value, who))
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more %s", more, plural(more, "setting", "settings")))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -212,7 +212,8 @@ func TestTargetDeletionWarnings(t *testing.T) {
 
 // Deleting a Service leaves the routes that send to it: on their paths the policies attached
 // to the Service no longer apply, and what the levels above set applies instead: quoted
-// where the deleter may read the policy that sets it, named by setting otherwise.
+// where the deleter may read the policy that sets it, only counted otherwise (a setting's
+// path is that policy's content too).
 func TestTargetDeletionOfAServiceSaysWhatAppliesInstead(t *testing.T) {
 	table := kinds.BuiltinKindTable()
 	snap := rulestest.World(t, table, `
@@ -258,7 +259,7 @@ spec:
 	assert.Equal(t, []string{
 		`DeleteImpact: deleting Service app/api leaves 1 policy without a target, so it applies nowhere: AgentgatewayPolicy app/api-traffic`,
 		`DeleteImpact: deleting Service app/api changes the effective AgentgatewayPolicy on 2 paths to it: AgentgatewayPolicy app/api-traffic no longer applies there; ` +
-			`what applies instead: backend.tcp: {"keepalive":{"time":"30s"}} from AgentgatewayPolicy app/route-backend, traffic.timeouts from an AgentgatewayPolicy in namespace "infra"`,
+			`what applies instead: backend.tcp: {"keepalive":{"time":"30s"}} from AgentgatewayPolicy app/route-backend, 1 setting from an AgentgatewayPolicy in namespace "infra"`,
 	}, d.Warnings(nil))
 	assert.Equal(t, 1, d.Policies())
 
