@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -106,9 +108,23 @@ func TestTargetDeletionWarns(t *testing.T) {
 	createDocs(t, cl, tdelWorld("e2e-tdel-warn", "e2e-tdel-app")...)
 	want := tdelWarnings("e2e-tdel-warn", "e2e-tdel-app")
 	waitForDeletionWarnings(t, cl, w, "e2e-tdel-warn", want)
-	require.NoError(t, cl.Delete(context.Background(), tdelGateway("e2e-tdel-warn")))
-	assert.Equal(t, want, w.Take())
-	t.Logf("kubectl delete gateway gw -n e2e-tdel-warn:\nWarning: %s\nWarning: %s", want[0], want[1])
+	stdout, stderr, err := kubectl(t, "delete", "gateway", "gw", "-n", "e2e-tdel-warn")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, "Warning: "+want[0]+"\nWarning: "+want[1]+"\n", stderr)
+	assert.Equal(t, `gateway.gateway.networking.k8s.io "gw" deleted`+"\n", stdout)
+	t.Logf("$ kubectl delete gateway gw -n e2e-tdel-warn\n%s%s", stderr, stdout)
+}
+
+// kubectl runs kubectl against the suite's cluster (KUBECONFIG) and returns what it printed.
+func kubectl(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	path, lookErr := exec.LookPath("kubectl")
+	require.NoError(t, lookErr)
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // TestTargetDeletionRefusedThenFailsOpen: with the webhook's config saying Deny for one
@@ -142,8 +158,12 @@ func TestTargetDeletionRefusedThenFailsOpen(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, refusal, err.Error())
 	assert.True(t, apierrors.IsForbidden(err), "403 Forbidden: %v", err)
-	w.Take()
-	t.Logf("kubectl delete gateway gw -n e2e-tdel-deny:\nError from server (Forbidden): %s", err)
+	assert.Empty(t, w.Take(), "a refusal carries no warnings")
+	stdout, stderr, err := kubectl(t, "delete", "gateway", "gw", "-n", "e2e-tdel-deny")
+	require.Error(t, err, "kubectl exits non-zero")
+	assert.Equal(t, "Error from server (Forbidden): "+refusal+"\n", stderr)
+	assert.Empty(t, stdout)
+	t.Logf("$ kubectl delete gateway gw -n e2e-tdel-deny\n%s", stderr)
 
 	webhook(t, "stop")
 	defer webhook(t, "start")
