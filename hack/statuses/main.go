@@ -37,14 +37,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "statuses: -egctl and -f are required")
 		os.Exit(2)
 	}
-	if err := run(*egctl, *file, *version); err != nil {
+	if err := run(*egctl, *file, *version, *file); err != nil {
 		fmt.Fprintf(os.Stderr, "statuses: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(egctl, file, version string) error {
-	data, err := os.ReadFile(file)
+// run prints the scenario read from path, named file in the header, with its statuses.
+func run(egctl, file, version, path string) error {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func run(egctl, file, version string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(egctl, "x", "translate", "--from", "gateway-api", "--to", "gateway-api", "-o", "json", "-f", file)
+	cmd := exec.Command(egctl, "x", "translate", "--from", "gateway-api", "--to", "gateway-api", "-o", "json", "-f", path)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

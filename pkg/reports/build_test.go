@@ -2,6 +2,7 @@ package reports
 
 import (
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
@@ -54,4 +56,48 @@ func TestBuild(t *testing.T) {
 			assert.Equal(t, built, Build(snap, tc.config), "a function of the state")
 		})
 	}
+}
+
+// TestBuildWithStatuses: a result per disagreement between what a controller wrote into a
+// policy's status and the prediction (rule prediction, warn, both sides in its message and
+// properties), beside each policy's impact with its ancestors and targets (GEP-5058), as
+// golden files over testdata/status.
+func TestBuildWithStatuses(t *testing.T) {
+	for _, impl := range []string{"envoy-gateway", "gateway-api", "kuadrant"} {
+		t.Run(impl, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "status", impl, "in.yaml"))
+			require.NoError(t, err)
+			docs, err := manifests.Decode("in.yaml", data)
+			require.NoError(t, err)
+			state, err := check.StateOf(docs, kinds.BuiltinKindTable())
+			require.NoError(t, err)
+			snap, observed := state.SnapshotWithStatuses()
+			built := BuildWith(snap, nil, observed)
+			var out strings.Builder
+			predictions := 0
+			for _, namespace := range slices.Sorted(maps.Keys(built)) {
+				for _, r := range built[namespace].Results {
+					if r.Rule == RulePrediction {
+						predictions++
+						assert.Equal(t, "warn", string(r.Result))
+						assert.NotEmpty(t, r.Properties["theirs"])
+						assert.NotEmpty(t, r.Properties["predicted"])
+					}
+				}
+				data, err := yaml.Marshal(built[namespace])
+				require.NoError(t, err)
+				out.WriteString("---\n")
+				out.Write(data)
+			}
+			assert.Equal(t, 2-btoi(impl == "gateway-api"), predictions)
+			testkit.Golden(t, filepath.Join("testdata", "status", impl+".yaml"), out.String())
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -184,8 +184,8 @@ func (c *Comparer) Compare(p *policy.Policy, seen *ObservedStatus, denied []stri
 }
 
 // disagreement classes a pair of sides, "" when they agree; refusal says the controller
-// wrote Accepted=False. A refusal agrees with a denial whatever the reasons, and one as
-// TargetNotFound (meaning NoTargets) with a prediction that reaches no path; any other
+// wrote Accepted=False. A refusal agrees with a denial whatever the reasons, and with a
+// prediction that reaches no path there (the policy applies nowhere either way); any other
 // refusal of a policy the rules admit is refusedByController. A controller's NoTargets (the
 // policy applies nowhere) agrees with a denial too. A prediction that reaches no path under
 // the ancestor agrees with any acceptance: implementations judge attachment by scopes (a
@@ -194,7 +194,7 @@ func disagreement(means []string, ours string, refusal bool) string {
 	refusal = refusal || (len(means) == 1 && means[0] == kinds.MeansRefused)
 	nowhere := len(means) == 1 && means[0] == StatusNoTargets
 	switch {
-	case refusal && (ours == Denied || slices.Contains(means, ours)):
+	case refusal && (ours == Denied || ours == StatusNoTargets || slices.Contains(means, ours)):
 		return ""
 	case refusal:
 		return ClassRefusedByController

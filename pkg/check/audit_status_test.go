@@ -1,0 +1,99 @@
+package check
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
+)
+
+// TestAuditComparesStatuses: the audit compares what each implementation wrote into its
+// policies' status with the prediction (testdata/status: Envoy Gateway's statuses produced
+// by its translator, Gateway API's and Kuadrant's written as their code and spec write
+// them), and reports each disagreement with both sides. Whole outputs are golden files; the
+// classes are asserted here too, each one explained in the scenario's comments.
+func TestAuditComparesStatuses(t *testing.T) {
+	for impl, want := range map[string]struct {
+		compared      int
+		disagreements []string // kind namespace/name class where
+	}{
+		"envoy-gateway": {8, []string{
+			"ClientTrafficPolicy infra/gw-client statusDiffers Gateway infra/gw",
+			"SecurityPolicy app/cart-auth refusedByController Gateway infra/gw",
+		}},
+		"gateway-api": {5, []string{
+			"BackendTLSPolicy prod/web-tls refusedByController Gateway prod/prod-gateway",
+		}},
+		"kuadrant": {6, []string{
+			"AuthPolicy app/store-auth refusedByController the policy",
+			"RateLimitPolicy app/cart-limits-b deniedByWebhook the policy",
+		}},
+	} {
+		t.Run(impl, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "status", impl, "in.yaml"))
+			require.NoError(t, err)
+			docs, err := manifests.Decode("in.yaml", data)
+			require.NoError(t, err)
+			report, err := Audit(docs, kinds.BuiltinKindTable(), nil)
+			require.NoError(t, err)
+			assert.Equal(t, want.compared, report.Summary.StatusesCompared)
+			var got []string
+			for _, d := range report.Disagreements {
+				where := "the policy"
+				if d.AncestorRef != nil {
+					where = d.AncestorRef.String()
+				}
+				got = append(got, fmt.Sprintf("%s %s/%s %s %s", d.Kind, d.Namespace, d.Name, d.Class, where))
+			}
+			assert.Equal(t, want.disagreements, got)
+			assert.Equal(t, len(got), report.Summary.Disagreements)
+
+			var text, js bytes.Buffer
+			require.NoError(t, WriteAuditText(&text, report))
+			require.NoError(t, WriteAuditJSON(&js, report))
+			testkit.Golden(t, filepath.Join("testdata", "status", impl+".txt"), text.String())
+			testkit.Golden(t, filepath.Join("testdata", "status", impl+".json"), js.String())
+		})
+	}
+}
+
+// Without statuses the audit's outputs are what they were: no line about them in the text,
+// empty lists and zero counts in the JSON; -n narrows the disagreements too.
+func TestAuditWithoutStatuses(t *testing.T) {
+	docs, err := manifests.Decode("in.yaml", []byte(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: policies.controller.io/v1
+kind: ColorPolicy
+metadata: {name: p, namespace: infra}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}], color: red}`))
+	require.NoError(t, err)
+	report, err := Audit(docs, kinds.BuiltinKindTable(), nil)
+	require.NoError(t, err)
+	var text bytes.Buffer
+	require.NoError(t, WriteAuditText(&text, report))
+	assert.Equal(t, "1 policies audited: 0 would be denied today\n", text.String())
+	assert.Equal(t, []AuditDisagreement{}, report.Disagreements)
+
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "status", "kuadrant", "in.yaml"))
+	require.NoError(t, err)
+	docs, err = manifests.Decode("in.yaml", data)
+	require.NoError(t, err)
+	report, err = Audit(docs, kinds.BuiltinKindTable(), nil)
+	require.NoError(t, err)
+	report.OnlyIn("infra")
+	assert.Empty(t, report.Disagreements)
+	assert.Zero(t, report.Summary.Disagreements)
+	assert.Equal(t, 6, report.Summary.StatusesCompared, "what was compared, in every namespace")
+}
