@@ -28,8 +28,12 @@ func newAuditCommand(s streams, code *int) *cobra.Command {
 			"among them apply their defaults, and a document they refuse is left out and said on\n" +
 			"stderr, as in explain). Messages name policies in\n" +
 			"every namespace; -n reports only the findings in one (judged against the whole\n" +
-			"state). Reading a cluster, a terminal shows one progress line on stderr, a pipe\n" +
-			"nothing, -v a line per kind read.",
+			"state). Where a policy carries the status its controller wrote (status.ancestors, or\n" +
+			"status.conditions where its kind row says so), the audit also compares it with the\n" +
+			"prediction for the same ancestor and target and reports each disagreement with both\n" +
+			"sides (docs/status-comparison.md); disagreements alone do not change the exit code.\n" +
+			"Reading a cluster, a terminal shows one progress line on stderr, a pipe nothing, -v a\n" +
+			"line per kind read.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runAudit(flags, cluster, allNamespaces, s)
 			return nil

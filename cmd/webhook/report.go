@@ -42,8 +42,10 @@ func newReportCommand(s streams, code *int) *cobra.Command {
 			"app.kubernetes.io/managed-by=policyattachment-webhook) in that namespace: one result\n" +
 			"per policy with its current impact (pass when enforced on every path, warn when\n" +
 			"overridden anywhere or reaching nothing) and one per audit finding (fail when\n" +
-			"admission would deny it today, warn under Warn or DryRun). A Report is rewritten only\n" +
-			"when a result changed, and deleted when its namespace holds no policy. Messages follow\n" +
+			"admission would deny it today, warn under Warn or DryRun), and one per disagreement\n" +
+			"between the status a policy's controller wrote and the prediction (rule prediction,\n" +
+			"warn; docs/status-comparison.md). A Report is rewritten only when a result changed,\n" +
+			"and deleted when its namespace holds no policy. Messages follow\n" +
 			"the tenant rules of admission (README: Security). Needs the webhook's read permissions\n" +
 			"and get, list, create, update and delete on reports.openreports.io; the OpenReports CRD\n" +
 			"must be installed. With -f it reads manifests and prints the Reports instead.",

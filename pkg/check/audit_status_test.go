@@ -97,3 +97,13 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	assert.Zero(t, report.Summary.Disagreements)
 	assert.Equal(t, 6, report.Summary.StatusesCompared, "what was compared, in every namespace")
 }
+
+// TestStatusComparisonPageShowsRealOutput: docs/status-comparison.md shows the audit of the
+// Envoy Gateway scenario as it is.
+func TestStatusComparisonPageShowsRealOutput(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "status-comparison.md"))
+	require.NoError(t, err)
+	golden, err := os.ReadFile(filepath.Join("testdata", "status", "envoy-gateway.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "```\n"+string(golden)+"```\n")
+}

@@ -36,9 +36,9 @@ const Denied = "Denied"
 type Disagreement struct {
 	Policy *policy.Policy
 	Class  string
-	// Controller is the controllerName of the entry ("" for a status of the policy as a
-	// whole); Ancestor its ancestorRef (zero for the policy as a whole); Target the
-	// GEP-5058 target entry compared, if any.
+	// Controller is the controllerName of the entry (for a status of the policy as a whole,
+	// the one its row names, if any); Ancestor its ancestorRef (zero for the policy as a
+	// whole); Target the GEP-5058 target entry compared, if any.
 	Controller string
 	Ancestor   ObjectRef
 	Target     *ObjectRef

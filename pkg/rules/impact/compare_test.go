@@ -82,7 +82,7 @@ status:
 	row, _ := table.Lookup(rulestest.GroupKindOf(t, obj))
 	seen := ObservedOf(policy.NewPolicy(row, obj), obj)
 	require.NotNil(t, seen)
-	assert.Equal(t, []ObservedEntry{{Stale: true, Conditions: []kinds.Condition{
+	assert.Equal(t, []ObservedEntry{{Controller: "kuadrant-operator", Stale: true, Conditions: []kinds.Condition{
 		{Type: "Accepted", Status: "True", Reason: "Accepted"},
 		{Type: "Enforced", Status: "True", Reason: "Enforced", Message: "RateLimitPolicy has been successfully enforced"},
 	}}}, seen.Entries)

@@ -67,7 +67,7 @@ func ObservedOf(p *policy.Policy, obj map[string]any) *ObservedStatus {
 			stale = true // Kuadrant says for which generation it wrote them here
 		}
 		if len(conditions) > 0 {
-			out.Entries = append(out.Entries, ObservedEntry{Conditions: conditions, Stale: stale})
+			out.Entries = append(out.Entries, ObservedEntry{Controller: row.StatusConditions.Controller, Conditions: conditions, Stale: stale})
 		}
 	} else {
 		ancestors, _ := status["ancestors"].([]any)

@@ -16,6 +16,9 @@ type StatusConditions struct {
 	// with GEP-5058's per-target entries under each) or policy (status.conditions, one set
 	// for the policy as a whole: Kuadrant).
 	Scope string `json:"scope,omitempty"`
+	// Controller names, in messages, the controller that writes a status of scope policy
+	// (which, unlike an ancestor entry's controllerName, does not say).
+	Controller string `json:"controller,omitempty"`
 	// Rules are tried in order, after Gateway API's refusals and before its acceptance
 	// (GatewayAPIStatusRules); the first whose conditions all hold gives the meaning of one
 	// set of conditions.
