@@ -145,8 +145,9 @@ func verifyImage(file, dir, version, repository string) ([]*debug.BuildInfo, []e
 			pfail("%v", err)
 			continue
 		}
-		if err := CheckELF(bin, arch); err != nil {
-			pfail("%v", err)
+		elfErr := CheckELF(bin, arch)
+		if elfErr != nil {
+			pfail("%v", elfErr)
 		}
 		info, err := buildinfo.ReadFile(bin)
 		if err != nil {
@@ -166,7 +167,7 @@ func verifyImage(file, dir, version, repository string) ([]*debug.BuildInfo, []e
 		if data, err := os.ReadFile(bin); err != nil || !bytes.Contains(data, []byte(version)) {
 			pfail("the version %s is not stamped into the binary (%v)", version, err)
 		}
-		if run, ok := Runner(arch); ok {
+		if run, ok := Runner(arch); ok && elfErr == nil {
 			cmd := append(run, bin, "version")
 			out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
 			if want := "webhook " + version + "\n"; err != nil || string(out) != want {
