@@ -103,8 +103,8 @@ DOCS_PACKAGES := mkdocs=1.4.2+dfsg-2 mkdocs-material=8.2.5-1 linkchecker=10.2.1-
 docs: ## Build the documentation site into .local/site (MkDocs + Material, installed from Debian's packages if missing) and check its links and anchors
 	@dpkg-query -W -f='$${Version}\n' mkdocs mkdocs-material linkchecker 2>/dev/null | tr '\n' ' ' | grep -qx '1.4.2+dfsg-2 8.2.5-1 10.2.1-1 ' || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DOCS_PACKAGES) >/dev/null; }
-	mkdocs build --quiet --strict --clean
-	linkchecker -f hack/docs/linkcheckerrc --no-status .local/site/index.html
+	PYTHONWARNINGS=ignore mkdocs build --quiet --strict --clean
+	linkchecker -f hack/docs/linkcheckerrc --no-status --quiet .local/site/index.html
 
 .PHONY: kinds-table
 kinds-table: build ## Print the table of built-in kinds (docs/kinds.md), from the kind table
