@@ -185,8 +185,9 @@ func (c *Comparer) Compare(p *policy.Policy, seen *ObservedStatus, denied []stri
 
 // disagreement classes a pair of sides, "" when they agree; refusal says the controller
 // wrote Accepted=False. A refusal agrees with a denial whatever the reasons, and with a
-// prediction that reaches no path there (the policy applies nowhere either way); any other
-// refusal of a policy the rules admit is refusedByController. A controller's NoTargets (the
+// prediction that the policy applies nowhere there (no path, or Overridden on every one: the
+// loser of a conflict, whose winner the audit may have found itself); any other refusal of a
+// policy the rules admit is refusedByController. A controller's NoTargets (the
 // policy applies nowhere) agrees with a denial too. A prediction that reaches no path under
 // the ancestor agrees with any acceptance: implementations judge attachment by scopes (a
 // Gateway with no routes accepts a policy), the webhook by traffic paths.
@@ -194,7 +195,7 @@ func disagreement(means []string, ours string, refusal bool) string {
 	refusal = refusal || (len(means) == 1 && means[0] == kinds.MeansRefused)
 	nowhere := len(means) == 1 && means[0] == StatusNoTargets
 	switch {
-	case refusal && (ours == Denied || ours == StatusNoTargets || slices.Contains(means, ours)):
+	case refusal && (ours == Denied || ours == StatusNoTargets || ours == StatusOverridden || slices.Contains(means, ours)):
 		return ""
 	case refusal:
 		return ClassRefusedByController

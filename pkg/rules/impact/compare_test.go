@@ -114,6 +114,8 @@ func TestDisagreement(t *testing.T) {
 		"TargetNotFound where the rules reach a path":     {[]string{StatusNoTargets}, StatusEnforced, true, ClassRefusedByController},
 		"TargetNotFound, and the rules deny it":           {[]string{StatusNoTargets}, Denied, true, ""},
 		"refused where the rules reach no path":           {[]string{kinds.MeansRefused}, StatusNoTargets, true, ""},
+		"refused where the rules predict it loses":        {[]string{kinds.MeansRefused}, StatusOverridden, true, ""},
+		"refused where the rules predict it partly wins":  {[]string{kinds.MeansRefused}, StatusPartiallyEnforced, true, ClassRefusedByController},
 		"accepted, the rules deny it":                     {all, Denied, false, ClassDeniedByWebhook},
 		"applied nowhere (not refused), the rules deny":   {[]string{StatusNoTargets}, Denied, false, ""},
 		"accepted, predicted anything":                    {all, StatusOverridden, false, ""},
