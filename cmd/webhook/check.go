@@ -231,7 +231,7 @@ type configuration struct {
 }
 
 // configFlagHelp describes --config the same way in every command.
-const configFlagHelp = "YAML config file: kind rows that add to or replace the built-in table, enforcement modes, message settings (see README)"
+const configFlagHelp = "YAML config file: kind rows that add to or replace the built-in table, enforcement modes, message settings (docs/config.md)"
 
 // loadConfig returns the built-in table plus an optional config file's rows and settings.
 func loadConfig(configFile string) (*configuration, error) {

@@ -46,7 +46,7 @@ func newReportCommand(s streams, code *int) *cobra.Command {
 			"between the status a policy's controller wrote and the prediction (rule prediction,\n" +
 			"warn; docs/status-comparison.md). A Report is rewritten only when a result changed,\n" +
 			"and deleted when its namespace holds no policy. Messages follow\n" +
-			"the tenant rules of admission (README: Security). Needs the webhook's read permissions\n" +
+			"the tenant rules of admission (docs/security.md). Needs the webhook's read permissions\n" +
 			"and get, list, create, update and delete on reports.openreports.io; the OpenReports CRD\n" +
 			"must be installed. With -f it reads manifests and prints the Reports instead.",
 		RunE: func(*cobra.Command, []string) error {

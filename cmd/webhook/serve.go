@@ -40,7 +40,8 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 		Use:   "serve [--cert-dir DIR] [--port 9443] [--config FILE] [--kubeconfig FILE]",
 		Short: "Serve the validating and mutating admission webhooks over HTTPS",
 		Long: "Serves the validating and mutating admission webhooks over HTTPS (/validate, /mutate,\n" +
-			"/validate-namespaces), its probes (/healthz, /readyz) over plain HTTP on a port of their\n" +
+			"/validate-namespaces, and /validate-targets for deletions of Gateways, ListenerSets and\n" +
+			"routes: docs/target-deletions.md), its probes (/healthz, /readyz) over plain HTTP on a port of their\n" +
 			"own, and its metrics (/metrics) on another, over HTTPS to callers the API server\n" +
 			"authenticates and authorizes for get on /metrics. Its view of the cluster comes from\n" +
 			"a list and watch of each kind the rules read; it is ready once every kind has been\n" +
@@ -55,7 +56,7 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.host, "host", "", "address to listen on (all interfaces when empty)")
-	fs.IntVar(&f.port, "port", 9443, "HTTPS port for the reviews (/validate, /mutate, /validate-namespaces); it answers /healthz and /readyz too, for tools that reach one local process, never /metrics")
+	fs.IntVar(&f.port, "port", 9443, "HTTPS port for the reviews (/validate, /mutate, /validate-namespaces, /validate-targets); it answers /healthz and /readyz too, for tools that reach one local process, never /metrics")
 	fs.StringVar(&f.metricsAddress, "metrics-bind-address", ":8443", "address of the /metrics endpoint (Prometheus), HTTPS unless --metrics-secure=false; \"0\" turns it off")
 	fs.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve /metrics over HTTPS (the certificate of --cert-dir) to callers the API server authenticates (TokenReview of their bearer token) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics; the ClusterRole policyattachment-metrics-reader grants it); false serves them over plain HTTP to whoever reaches the port")
 	fs.BoolVar(&f.metricsNamespaceLabel, "metrics-namespace-label", false, "fill the namespace label of policyattachment_reviews_total with the namespace of the object reviewed; off, the label is empty and the metrics carry no names")
@@ -149,7 +150,7 @@ func runServe(f serveFlags, s streams) int {
 		return exitBadInput
 	}
 	if clientAuth == nil {
-		log.Info("the HTTPS port answers any caller (no --client-ca-file): a review forged straight to a pod is judged like the API server's; see README, Security")
+		log.Info("the HTTPS port answers any caller (no --client-ca-file): a review forged straight to a pod is judged like the API server's; see docs/security.md")
 	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {

@@ -207,7 +207,7 @@ func (r *Reviewer) prepare(ctx context.Context, gvk schema.GroupVersionKind, p *
 // UPDATE). Equal counts are the common case and cost one small round trip instead of
 // listing every name. A deletion and a creation at the same instant would also leave the
 // counts equal; that creation then waits for the watch, as a policy admitted at the
-// same instant through another replica does (README: "Across replicas").
+// same instant through another replica does (docs/serve.md, "Across replicas").
 func (r *Reviewer) sameCount(ctx context.Context, gvk schema.GroupVersionKind, namespace string, p *policy.Policy, stored bool) bool {
 	probe := &metav1.PartialObjectMetadataList{}
 	probe.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))

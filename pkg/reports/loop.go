@@ -62,7 +62,7 @@ func (l *Loop) Round(ctx context.Context) (Stats, error) {
 	if err != nil {
 		var noKind *meta.NoKindMatchError
 		if errors.As(err, &noKind) {
-			return stats, errors.New("the OpenReports CRD (reports.openreports.io, version v1alpha1) is not installed; install it first (README: Reports)")
+			return stats, errors.New("the OpenReports CRD (reports.openreports.io, version v1alpha1) is not installed; install it first (docs/reports.md)")
 		}
 		return stats, err
 	}

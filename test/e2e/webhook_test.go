@@ -64,8 +64,12 @@ func TestWarningAndAnnotations(t *testing.T) {
 	assert.Equal(t, "Atomic defaults on Gateway e2e-infra/gw: enforced on 2 of 2 paths (predicted at admission)", stored.GetAnnotations()["policyattachment.io/impact-summary"])
 	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(stored.GetAnnotations()["policyattachment.io/impact"]), &im))
-	// No observedAt: the prediction rests on no other policy.
-	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 2, Enforced: 2, Overrides: []string{}, OverriddenBy: []string{}}, im)
+	// No observedAt: the prediction rests on no other policy. Its one ancestor, in GEP-5058's
+	// shape, is the Gateway it targets, accepted and enforced on both paths.
+	gw := impact.ObjectRef{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "e2e-infra", Name: "gw"}
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 2, Enforced: 2, Overrides: []string{}, OverriddenBy: []string{},
+		Ancestors: []impact.AncestorStatus{{AncestorRef: gw, Accepted: "Accepted", Status: impact.StatusEnforced, Contexts: 2,
+			Targets: []impact.TargetStatus{{TargetRef: gw, Accepted: "Accepted", Status: impact.StatusEnforced, Contexts: 2}}}}}, im)
 
 	// A dry-run apply of the unchanged policy, as Flux and Argo CD run it, computes what
 	// was stored at CREATE: no drift.
