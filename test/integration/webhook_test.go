@@ -222,8 +222,12 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	assert.Equal(t, "Atomic defaults on Gateway impact/gw: enforced on 1 of 1 path (predicted at admission)", stored.GetAnnotations()["policyattachment.io/impact-summary"])
 	var im impact.Impact
 	require.NoError(t, json.Unmarshal([]byte(stored.GetAnnotations()["policyattachment.io/impact"]), &im))
-	// No observedAt: the prediction rests on no stored policy.
-	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{}}, im)
+	// No observedAt: the prediction rests on no stored policy. Its one ancestor, in GEP-5058's
+	// shape, is the Gateway it targets.
+	gw := impact.ObjectRef{Group: "gateway.networking.k8s.io", Kind: "Gateway", Namespace: "impact", Name: "gw"}
+	assert.Equal(t, impact.Impact{Status: impact.StatusEnforced, Contexts: 1, Enforced: 1, Overrides: []string{}, OverriddenBy: []string{},
+		Ancestors: []impact.AncestorStatus{{AncestorRef: gw, Accepted: "Accepted", Status: impact.StatusEnforced, Contexts: 1,
+			Targets: []impact.TargetStatus{{TargetRef: gw, Accepted: "Accepted", Status: impact.StatusEnforced, Contexts: 1}}}}}, im)
 }
 
 // TestDeletionWarnsWhatItAffects deletes a ReferenceGrant an accepted policy relies on,
