@@ -14,7 +14,8 @@
 # asks runc for every capability it knows for a --privileged container (kind's nodes are
 # privileged): runc fails with "unable to apply caps: operation not permitted". dockerd's
 # default runtime here is a wrapper around runc that drops the capabilities the bounding set
-# lacks from the bundle's config.json before runc reads it.
+# lacks from the bundle's config.json (docker run) and the process file (docker exec) before
+# runc reads them.
 #
 # Needs root. Measured on 2 cores (issue 31): install about 6 s, start about 2 s.
 set -euo pipefail
@@ -67,17 +68,19 @@ if ! docker -H "$HOST" version >/dev/null 2>&1; then
   cat >"$ROOT/runc" <<WRAP
 #!/bin/sh
 # runc, minus the capabilities this machine's bounding set lacks:$missing
-b=""; prev=""
+# create: the bundle's config.json; exec: the --process file (docker exec).
+files=""; prev=""
 for a in "\$@"; do
-  case "\$prev" in --bundle|-b) b="\$a" ;; esac
-  case "\$a" in --bundle=*) b="\${a#--bundle=}" ;; esac
+  case "\$prev" in --bundle|-b) files="\$files \$a/config.json" ;; --process|-p) files="\$files \$a" ;; esac
+  case "\$a" in --bundle=*) files="\$files \${a#--bundle=}/config.json" ;; --process=*) files="\$files \${a#--process=}" ;; esac
   prev="\$a"
 done
-if [ -n "\$b" ] && [ -f "\$b/config.json" ]; then
+for f in \$files; do
+  [ -f "\$f" ] || continue
   for c in$missing; do
-    sed -i -e "s/\"\$c\",//g" -e "s/,\"\$c\"//g" -e "s/\"\$c\"//g" "\$b/config.json"
+    sed -i -e "s/\"\$c\",//g" -e "s/,\"\$c\"//g" -e "s/\"\$c\"//g" "\$f"
   done
-fi
+done
 exec /usr/sbin/runc "\$@"
 WRAP
   chmod +x "$ROOT/runc"
