@@ -97,22 +97,6 @@ func BuildGraph(ex impact.Explanation, attachments []Attachment) Graph {
 	return g
 }
 
-// Unattached returns the indexes of the policies no attachment of the graph names: those
-// that reach no shown path (NoTargets, or every path they reach left out).
-func (g Graph) Unattached() []int {
-	attached := map[policyKey]bool{}
-	for _, a := range g.Attachments {
-		attached[policyKey{a.Kind, a.Namespace, a.Name}] = true
-	}
-	var out []int
-	for i, p := range g.Policies {
-		if !attached[policyKey{p.Kind, p.Namespace, p.Name}] {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // sectionLevels are the path elements that are a section of the element before them.
 var sectionLevels = []string{"Listener", "Rule", "Port"}
 

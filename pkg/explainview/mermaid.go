@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // Mermaid renders the graph as a Mermaid flowchart (GitHub and GitLab draw it in a
@@ -13,42 +11,34 @@ import (
 // class, defaults as dotted arrows and overrides as thick ones.
 func Mermaid(g Graph) []byte {
 	var b strings.Builder
-	ids := graphIDs(g)
+	d := drawingOf(g)
 	b.WriteString("%% webhook explain -o mermaid\n")
 	b.WriteString("flowchart LR\n")
-	for _, n := range g.Nodes {
-		fmt.Fprintf(&b, "  %s[\"%s\"]:::point\n", ids.node[n.ID], mermaidText(n.Label))
+	for _, n := range d.nodes {
+		fmt.Fprintf(&b, "  %s[\"%s\"]:::point\n", n.id, mermaidText(n.Label))
 	}
-	for _, e := range g.Edges {
-		fmt.Fprintf(&b, "  %s --> %s\n", ids.node[e.From], ids.node[e.To])
+	for _, e := range d.edges {
+		fmt.Fprintf(&b, "  %s --> %s\n", e[0], e[1])
 	}
-	unattached := g.Unattached()
-	for i, p := range g.Policies {
-		if !slices.Contains(unattached, i) {
-			b.WriteString("  " + mermaidPolicy(ids.policies[i], p) + "\n")
-		}
+	for _, p := range d.attached {
+		b.WriteString("  " + mermaidPolicy(p) + "\n")
 	}
-	if len(unattached) > 0 {
+	if len(d.unattached) > 0 {
 		b.WriteString("  subgraph unattached[\"on no path shown\"]\n")
 		b.WriteString("    direction TB\n")
-		for _, i := range unattached {
-			b.WriteString("    " + mermaidPolicy(ids.policies[i], g.Policies[i]) + "\n")
+		for _, p := range d.unattached {
+			b.WriteString("    " + mermaidPolicy(p) + "\n")
 		}
 		b.WriteString("  end\n")
 	}
-	for _, a := range g.Attachments {
-		from, ok := ids.policy[policyKey{a.Kind, a.Namespace, a.Name}]
-		if !ok {
-			continue
-		}
-		to := ids.node[a.Node]
-		switch a.Class {
+	for _, a := range d.arrows {
+		switch a.class {
 		case "overrides":
-			fmt.Fprintf(&b, "  %s == overrides ==> %s\n", from, to)
+			fmt.Fprintf(&b, "  %s == overrides ==> %s\n", a.from, a.to)
 		case "defaults":
-			fmt.Fprintf(&b, "  %s -. defaults .-> %s\n", from, to)
+			fmt.Fprintf(&b, "  %s -. defaults .-> %s\n", a.from, a.to)
 		default:
-			fmt.Fprintf(&b, "  %s -.-> %s\n", from, to)
+			fmt.Fprintf(&b, "  %s -.-> %s\n", a.from, a.to)
 		}
 	}
 	b.WriteString("  subgraph legend[\"impact status\"]\n")
@@ -58,7 +48,7 @@ func Mermaid(g Graph) []byte {
 	}
 	b.WriteString("  end\n")
 	b.WriteString("  style legend fill:#ffffff,stroke:#b0bec5\n")
-	if len(unattached) > 0 {
+	if len(d.unattached) > 0 {
 		b.WriteString("  style unattached fill:#fafafa,stroke:#b0bec5,stroke-dasharray:4 3\n")
 	}
 	h := hierarchyColors
@@ -75,8 +65,8 @@ func Mermaid(g Graph) []byte {
 }
 
 // mermaidPolicy is a policy's node: a stadium of its status's class.
-func mermaidPolicy(id string, p impact.PolicyStatus) string {
-	return fmt.Sprintf("%s([\"%s<br/>%s<br/><i>%s</i>\"]):::%s", id,
+func mermaidPolicy(p drawnPolicy) string {
+	return fmt.Sprintf("%s([\"%s<br/>%s<br/><i>%s</i>\"]):::%s", p.id,
 		mermaidText(p.Kind), mermaidText(policyRef(p.Namespace, p.Name)), mermaidText(p.Status), statusClass(p.Status))
 }
 
