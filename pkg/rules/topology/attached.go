@@ -29,7 +29,7 @@ func RouteAttachments(snap Snapshot, route *Object) []ParentAttachment {
 	var out []ParentAttachment
 	for p := range route.Route.ParentRefs() {
 		a := ParentAttachment{Ref: p}
-		if owner, ok := w.acceptedParent(p.Key()); ok {
+		if owner, _, ok := w.acceptedParent(p.Key()); ok {
 			for _, l := range owner.Gateway.Listeners {
 				if refSelects(p, owner, l) && w.admits(route, owner, l) {
 					a.Listeners = append(a.Listeners, l.Name)
@@ -53,7 +53,7 @@ func AttachedRoutes(snap Snapshot, owner *Object) map[string]int {
 		counts[l.Name] = 0
 	}
 	w := &walker{snap: snap}
-	if _, ok := w.acceptedParent(owner.Key()); !ok {
+	if _, _, ok := w.acceptedParent(owner.Key()); !ok {
 		return counts
 	}
 	seen := map[policy.TargetKey]bool{}
@@ -69,20 +69,4 @@ func AttachedRoutes(snap Snapshot, owner *Object) map[string]int {
 		}
 	}
 	return counts
-}
-
-// acceptedParent returns the Gateway or ListenerSet key names, when it exists and, for a
-// ListenerSet, its Gateway accepts it.
-func (w *walker) acceptedParent(key policy.TargetKey) (*Object, bool) {
-	owner, ok := w.snap.Object(key)
-	if !ok || owner.Gateway == nil {
-		return nil, false
-	}
-	if owner.Gateway.Parent != nil {
-		gw, ok := w.snap.Object(*owner.Gateway.Parent)
-		if !ok || gw.Gateway == nil || !w.setAccepted(gw, owner) {
-			return nil, false
-		}
-	}
-	return owner, true
 }

@@ -61,6 +61,24 @@ func (w *walker) setAccepted(gw, set *Object) bool {
 	}
 }
 
+// acceptedParent returns the Gateway or ListenerSet key names (owner) and the Gateway it
+// belongs to (itself, or the set's parent), when owner exists and, for a ListenerSet, its
+// Gateway exists and accepts it: the parents a route's parentRef can attach it to.
+func (w *walker) acceptedParent(key policy.TargetKey) (owner, gw *Object, ok bool) {
+	owner, ok = w.snap.Object(key)
+	if !ok || owner.Gateway == nil {
+		return nil, nil, false
+	}
+	if owner.Gateway.Parent == nil {
+		return owner, owner, true
+	}
+	gw, ok = w.snap.Object(*owner.Gateway.Parent)
+	if !ok || gw.Gateway == nil || !w.setAccepted(gw, owner) {
+		return nil, nil, false
+	}
+	return owner, gw, true
+}
+
 // AcceptedListenerSets returns the ListenerSets that name Gateway gw as their parent and
 // that gw accepts.
 func AcceptedListenerSets(snap Snapshot, gw *Object) []*Object {
