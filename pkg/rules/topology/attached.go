@@ -63,7 +63,7 @@ func AttachedRoutes(snap Snapshot, owner *Object) map[string]int {
 		}
 		seen[route.Key()] = true
 		for _, l := range owner.Gateway.Listeners {
-			if w.attaches(route, owner, nil, l) {
+			if w.attaches(route, owner, l) {
 				counts[l.Name]++
 			}
 		}

@@ -17,8 +17,8 @@ import (
 // intersect. Contour's design calls the last one "domain match".
 
 // attaches reports whether route attaches to listener l of owner (a Gateway or a
-// ListenerSet of gw).
-func (w *walker) attaches(route, owner, gw *Object, l ListenerInfo) bool {
+// ListenerSet).
+func (w *walker) attaches(route, owner *Object, l ListenerInfo) bool {
 	selected := false
 	for p := range route.Route.ParentRefs() {
 		if refSelects(p, owner, l) {

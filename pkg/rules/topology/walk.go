@@ -123,7 +123,7 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 			routes = slices.Values([]*Object{only})
 		}
 		for route := range routes {
-			if w.attaches(route, owner, gw, l) {
+			if w.attaches(route, owner, l) {
 				w.fromRoute(base, route, "", nil)
 			}
 		}
@@ -148,7 +148,7 @@ func (w *walker) viaParents(route *Object, rule string, backend *policy.TargetKe
 			set = owner
 		}
 		for _, l := range owner.Gateway.Listeners {
-			if w.attaches(route, owner, gw, l) {
+			if w.attaches(route, owner, l) {
 				w.fromRoute(ContextPath{Gateway: gw, Set: set, Listener: l.Name}, route, rule, backend)
 			}
 		}
