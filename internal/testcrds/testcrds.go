@@ -46,16 +46,3 @@ func Files(ctx context.Context, root string) ([]string, error) {
 	sort.Strings(local)
 	return append(files, local...), nil
 }
-
-// ModuleFiles is the module part of Files: the CRD files read from the module cache.
-func ModuleFiles(ctx context.Context, root string) ([]string, error) {
-	root, err := filepath.Abs(root)
-	if err != nil {
-		return nil, err
-	}
-	used, err := corpusKinds(filepath.Join(root, CorpusDir))
-	if err != nil {
-		return nil, err
-	}
-	return moduleFiles(ctx, used)
-}

@@ -40,7 +40,7 @@ func TestFilesDefineEveryCorpusKind(t *testing.T) {
 }
 
 func TestDefinedKinds(t *testing.T) {
-	files, err := ModuleFiles(context.Background(), filepath.Join("..", ".."))
+	files, err := Files(context.Background(), filepath.Join("..", ".."))
 	require.NoError(t, err)
 	byBase := map[string][]string{}
 	for _, f := range files {
