@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +93,66 @@ func TestAttachmentAgreesWithConformance(t *testing.T) {
 	}
 	t.Logf("%s@%s: %d facts judged, %d agree, %d differ by design; %d not decided by attachment; %d assertions unread",
 		c.Module, c.Version, judged, agree, len(byDesign), notJudged, c.Summary.Unread)
+}
+
+// TestJudgeCatchesEveryWrongFact turns every judged fact of the corpus into its opposite (a
+// route or ListenerSet Accepted where conformance says not, and the reverse; one more
+// attached route or ListenerSet than conformance counts) and requires Judge to find each
+// one wrong, so TestAttachmentAgreesWithConformance's agreement is not that of a judge that
+// agrees with anything.
+func TestJudgeCatchesEveryWrongFact(t *testing.T) {
+	data, err := os.ReadFile(corpusFile)
+	require.NoError(t, err)
+	c, err := Unmarshal(data)
+	require.NoError(t, err)
+	root, err := kindsdrift.ModuleDir(context.Background(), c.Module, c.Version)
+	needModule(t, err)
+	outcomes, err := Judge(c, root)
+	require.NoError(t, err)
+
+	wrong, err := Unmarshal(data)
+	require.NoError(t, err)
+	for i := range wrong.Tests {
+		tc := &wrong.Tests[i]
+		for j := range tc.Routes {
+			f := &tc.Routes[j]
+			f.Accepted, f.Reason = !f.Accepted, "" // not Accepted for any reason
+			if f.Accepted {
+				f.Reason = "Accepted"
+			}
+		}
+		for j := range tc.Listeners {
+			tc.Listeners[j].AttachedRoutes++
+		}
+		for j := range tc.ListenerSets {
+			f := &tc.ListenerSets[j]
+			if f.Accepted || slices.Contains(listenerSetReasons, f.Reason) {
+				f.Accepted, f.Reason = !f.Accepted, "NotAllowed"
+				if f.Accepted {
+					f.Reason = "Accepted"
+				}
+			}
+		}
+		for j := range tc.Gateways {
+			tc.Gateways[j].AttachedListenerSets++
+		}
+	}
+	wrongOutcomes, err := Judge(wrong, root)
+	require.NoError(t, err)
+	require.Len(t, wrongOutcomes, len(outcomes))
+	judged := 0
+	for i, o := range outcomes {
+		if !o.Judged {
+			continue
+		}
+		judged++
+		w := wrongOutcomes[i]
+		if !w.Judged || w.Agrees {
+			t.Errorf("%s (%s): the opposite fact %q is not found wrong (here %s)", w.Test, w.At, w.Fact, w.Got)
+		}
+	}
+	require.Equal(t, c.Summary.Facts, len(outcomes), "one outcome per fact of the corpus")
+	require.Positive(t, judged)
 }
 
 func hasOutcome(outcomes []Outcome, key string) bool {
