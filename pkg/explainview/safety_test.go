@@ -31,21 +31,83 @@ func TestOnlyWhatExplainShows(t *testing.T) {
 	}
 }
 
-// TestPageValuesAreExplainValues: every value the page prints for a setting is in the
-// path's effective policy as `-o json` prints it.
+// TestPageValuesAreExplainValues: every value the page prints for a setting is the value
+// at that setting's place in the path's effective policy as `-o json` prints it, and its
+// source the one `-o json` names.
 func TestPageValuesAreExplainValues(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, ex, _ := explain(t, tc.in, tc.config, tc.target)
 			for _, p := range ex.Paths {
-				effective := compact(t, p.Effective)
 				for _, s := range p.Settings {
-					require.Contains(t, effective, compact(t, s.Value), "%s: %s", strings.Join(p.Path, " > "), s.Name)
+					at, ok := settingAt(p.Effective, s.Name)
+					require.True(t, ok, "%s: %s is not in the effective policy", strings.Join(p.Path, " > "), s.Name)
+					require.Equal(t, compact(t, at), compact(t, s.Value), "%s: %s", strings.Join(p.Path, " > "), s.Name)
 					require.Equal(t, p.Sources[s.Name], s.Source)
 				}
 			}
 		})
 	}
+}
+
+// settingAt finds a setting, named as explain names it ("timeout.http.idle",
+// "compression[type=Gzip].type": a keyed list's item by its key fields), in an effective
+// policy.
+func settingAt(v any, name string) (any, bool) {
+	for name != "" {
+		// The segment ends at the first dot outside brackets.
+		end, depth := len(name), 0
+		for i, r := range name {
+			if r == '[' {
+				depth++
+			} else if r == ']' {
+				depth--
+			} else if r == '.' && depth == 0 {
+				end = i
+				break
+			}
+		}
+		seg := name[:end]
+		name = strings.TrimPrefix(name[end:], ".")
+		field, keys, keyed := strings.Cut(strings.TrimSuffix(seg, "]"), "[")
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[field]; !ok {
+			return nil, false
+		}
+		if !keyed {
+			continue
+		}
+		items, _ := v.([]any)
+		v = nil
+		for _, item := range items {
+			if matchesKeys(item, keys) {
+				v = item
+				break
+			}
+		}
+		if v == nil {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// matchesKeys reports whether a list item has every key field of "k=v,k2=v2".
+func matchesKeys(item any, keys string) bool {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, kv := range strings.Split(keys, ",") {
+		k, want, _ := strings.Cut(kv, "=")
+		if got, ok := m[k].(string); !ok || got != want {
+			return false
+		}
+	}
+	return true
 }
 
 func compact(t *testing.T, v any) string {
