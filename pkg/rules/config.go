@@ -138,19 +138,10 @@ func (s *Config) Validate() error {
 				errs = append(errs, fmt.Sprintf("%s.reasons[%d]: unknown reason %q; known: %s", where, j, reason, strings.Join(validation.Reasons, ", ")))
 			}
 		}
-		for j, k := range r.Kinds {
-			if k == "" || strings.HasPrefix(k, ".") {
-				errs = append(errs, fmt.Sprintf("%s.kinds[%d]: %q is not Kind or Kind.group", where, j, k))
-			}
-		}
-		selector := labels.Everything()
-		if r.NamespaceSelector != nil {
-			sel, err := metav1.LabelSelectorAsSelector(r.NamespaceSelector)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s.namespaceSelector: %v", where, err))
-			} else {
-				selector = sel
-			}
+		errs = append(errs, validateKinds(where, r.Kinds)...)
+		selector, err := compileSelector(r.NamespaceSelector)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s.namespaceSelector: %v", where, err))
 		}
 		s.compiled = append(s.compiled, compiledEnforcementRule{EnforcementRule: r, selector: selector})
 	}
@@ -175,14 +166,7 @@ func (s *Config) ModeFor(reason string, p *policy.Policy, namespaceLabels map[st
 			// A Config built in code without Validate: compile here (an invalid selector
 			// matches nothing, so it can only keep a denial at the default).
 			r.EnforcementRule = s.Enforcement.Rules[i]
-			r.selector = labels.Everything()
-			if r.NamespaceSelector != nil {
-				sel, err := metav1.LabelSelectorAsSelector(r.NamespaceSelector)
-				if err != nil {
-					sel = labels.Nothing()
-				}
-				r.selector = sel
-			}
+			r.selector, _ = compileSelector(r.NamespaceSelector)
 		}
 		if r.matches(reason, p, namespaceLabels) {
 			return r.Mode
@@ -198,20 +182,43 @@ func (r *compiledEnforcementRule) matches(reason string, p *policy.Policy, names
 	if len(r.Reasons) > 0 && !slices.Contains(r.Reasons, reason) {
 		return false
 	}
-	if len(r.Kinds) > 0 {
-		ok := false
-		for _, k := range r.Kinds {
-			kind, group, grouped := strings.Cut(k, ".")
-			if kind == p.Row.Kind && (!grouped || group == p.Row.Group) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
+	return kindListed(r.Kinds, p.Row.Group, p.Row.Kind) && r.selector.Matches(labels.Set(namespaceLabels))
+}
+
+// kindListed reports whether a rule's kinds ("Kind", any group, or "Kind.group") list the
+// kind group/kind; an empty list lists every kind.
+func kindListed(list []string, group, kind string) bool {
+	if len(list) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(list, func(k string) bool {
+		k, g, grouped := strings.Cut(k, ".")
+		return k == kind && (!grouped || g == group)
+	})
+}
+
+// validateKinds checks a rule's kinds, at where (its path in the config).
+func validateKinds(where string, list []string) []string {
+	var errs []string
+	for j, k := range list {
+		if k == "" || strings.HasPrefix(k, ".") {
+			errs = append(errs, fmt.Sprintf("%s.kinds[%d]: %q is not Kind or Kind.group", where, j, k))
 		}
 	}
-	return r.selector.Matches(labels.Set(namespaceLabels))
+	return errs
+}
+
+// compileSelector compiles a rule's namespaceSelector: nil selects every namespace; an
+// invalid one selects none (so it can only keep a rule's subject at the default).
+func compileSelector(s *metav1.LabelSelector) (labels.Selector, error) {
+	if s == nil {
+		return labels.Everything(), nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return labels.Nothing(), err
+	}
+	return sel, nil
 }
 
 // configFile is a config file: kind rows plus the Config.

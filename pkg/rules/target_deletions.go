@@ -2,8 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,11 +52,7 @@ func (t *TargetDeletions) validate() []string {
 		if !validMode(r.Mode) {
 			errs = append(errs, fmt.Sprintf("%s.mode: unsupported mode %q; supported: %s", where, r.Mode, modeList()))
 		}
-		for j, k := range r.Kinds {
-			if k == "" || strings.HasPrefix(k, ".") {
-				errs = append(errs, fmt.Sprintf("%s.kinds[%d]: %q is not Kind or Kind.group", where, j, k))
-			}
-		}
+		errs = append(errs, validateKinds(where, r.Kinds)...)
 		sel, err := compileSelector(r.NamespaceSelector)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s.namespaceSelector: %v", where, err))
@@ -66,17 +60,6 @@ func (t *TargetDeletions) validate() []string {
 		t.compiled = append(t.compiled, sel)
 	}
 	return errs
-}
-
-func compileSelector(s *metav1.LabelSelector) (labels.Selector, error) {
-	if s == nil {
-		return labels.Everything(), nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(s)
-	if err != nil {
-		return labels.Nothing(), err // matches nothing: can only keep a deletion at the default
-	}
-	return sel, nil
 }
 
 // ReviewsDeletionOf reports whether deleting an object of kind gk is reviewed: Gateways,
@@ -101,10 +84,7 @@ func (s *Config) TargetDeletionMode(gk schema.GroupKind, namespaceLabels map[str
 	}
 	t := &s.TargetDeletions
 	for i, r := range t.Rules {
-		if len(r.Kinds) > 0 && !slices.ContainsFunc(r.Kinds, func(k string) bool {
-			kind, group, grouped := strings.Cut(k, ".")
-			return kind == gk.Kind && (!grouped || group == gk.Group)
-		}) {
+		if !kindListed(r.Kinds, gk.Group, gk.Kind) {
 			continue
 		}
 		var sel labels.Selector
