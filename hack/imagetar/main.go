@@ -12,21 +12,16 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/policyattachment/webhook/internal/imagebuild"
 )
 
 // nonRoot is the user the image runs as: distroless's nonroot, which the Deployment's
@@ -57,62 +52,19 @@ func write(binary, at, user, image, version, out string) error {
 		return fmt.Errorf("image %q: %w", image, err)
 	}
 	at = path.Clean("/" + at)
-	layer, err := binaryLayer(binary, at[1:])
-	if err != nil {
-		return err
+	if strings.Contains(at[1:], "/") {
+		return fmt.Errorf("-at %q: the binary goes at the image's root, e.g. /webhook", at)
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Entrypoint = []string{at}
-	cfg.Config.User = user
-	cfg.Config.Labels = map[string]string{
+	labels := map[string]string{
 		"org.opencontainers.image.title":    "policyattachment-" + at[1:],
 		"org.opencontainers.image.licenses": "Apache-2.0",
 	}
 	if version != "" {
-		cfg.Config.Labels["org.opencontainers.image.version"] = version
+		labels["org.opencontainers.image.version"] = version
 	}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return err
-	}
-	// A fixed time: the same binary makes the same image.
-	if img, err = mutate.CreatedAt(img, v1.Time{Time: time.Unix(0, 0).UTC()}); err != nil {
+	img, err := imagebuild.Image(imagebuild.Spec{Binary: binary, At: at, User: user, Labels: labels})
+	if err != nil {
 		return err
 	}
 	return tarball.WriteToFile(out, ref, img)
-}
-
-// binaryLayer is one layer holding the binary at name (no leading slash, no folder),
-// owned by root, mode 0755.
-func binaryLayer(binary, name string) (v1.Layer, error) {
-	if strings.Contains(name, "/") {
-		return nil, fmt.Errorf("-at %q: the binary goes at the image's root, e.g. /webhook", "/"+name)
-	}
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(data))}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	layerBytes := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerBytes)), nil
-	})
 }

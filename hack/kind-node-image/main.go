@@ -14,22 +14,17 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/policyattachment/webhook/internal/imagebuild"
 )
 
 // image is one image to write: the binary from file goes at at, which is also the entrypoint.
@@ -84,64 +79,10 @@ func write(im image, out string) error {
 	if err != nil {
 		return err
 	}
-	layer, err := binaryLayer(im.file, im.at)
+	img, err := imagebuild.Image(imagebuild.Spec{Binary: im.file, At: im.at, User: im.user,
+		Env: []string{defaultPath}, Labels: map[string]string{"org.opencontainers.image.title": path.Base(im.at)}})
 	if err != nil {
-		return err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Entrypoint = []string{im.at}
-	cfg.Config.Env = []string{defaultPath}
-	cfg.Config.User = im.user
-	cfg.Config.Labels = map[string]string{"org.opencontainers.image.title": path.Base(im.at)}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return err
-	}
-	// A fixed time: the same binary makes the same image.
-	if img, err = mutate.CreatedAt(img, v1.Time{Time: time.Unix(0, 0).UTC()}); err != nil {
 		return err
 	}
 	return tarball.WriteToFile(out, ref, img)
-}
-
-// binaryLayer is one layer holding the binary at the absolute path at, with its parent
-// folders, all owned by root.
-func binaryLayer(binary, at string) (v1.Layer, error) {
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	name := strings.TrimPrefix(path.Clean(at), "/")
-	var dirs []string
-	for d := path.Dir(name); d != "."; d = path.Dir(d) {
-		dirs = append([]string{d + "/"}, dirs...)
-	}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(data))}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	layerBytes := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerBytes)), nil
-	})
 }

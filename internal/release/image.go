@@ -1,19 +1,16 @@
 package release
 
 import (
-	"archive/tar"
-	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/policyattachment/webhook/internal/imagebuild"
 )
 
 // The image's shape, as hack/imagetar and the Dockerfile make it: the static binary at
@@ -40,66 +37,20 @@ type ImageMeta struct {
 	Created  time.Time // the config's created time: the commit's, so a rebuild is identical
 }
 
-// Image is the single-platform image for one binary: one layer with the binary at
-// /webhook (root, 0755), the entrypoint and user of the Dockerfile, OCI media types.
+// Image is the single-platform image for one binary: `make image-tar`'s image (the binary
+// at /webhook, root, 0755; the Dockerfile's entrypoint and user), with OCI media types, the
+// commit's time and revision.
 func Image(bin Binary, meta ImageMeta) (v1.Image, error) {
-	data, err := os.ReadFile(bin.Path)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := binaryLayer(data)
-	if err != nil {
-		return nil, err
-	}
-	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	img, err := mutate.AppendLayers(base, layer)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", bin.Arch
-	cfg.Config.Entrypoint = []string{entrypoint}
-	cfg.Config.User = nonRoot
-	for i := range cfg.History {
-		cfg.History[i].Created = v1.Time{Time: meta.Created.UTC()}
-	}
-	cfg.Config.Labels = map[string]string{
+	labels := map[string]string{
 		"org.opencontainers.image.title":    "policyattachment-webhook",
 		"org.opencontainers.image.licenses": "Apache-2.0",
 		"org.opencontainers.image.version":  meta.Version,
 	}
 	if meta.Revision != "" {
-		cfg.Config.Labels["org.opencontainers.image.revision"] = meta.Revision
+		labels["org.opencontainers.image.revision"] = meta.Revision
 	}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return nil, err
-	}
-	return mutate.CreatedAt(img, v1.Time{Time: meta.Created.UTC()})
-}
-
-// binaryLayer is one layer holding data as the file "webhook" at the root, owned by root,
-// mode 0755: the same tar entry hack/imagetar writes, so the same binary makes the same
-// layer (diffID).
-func binaryLayer(data []byte) (v1.Layer, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: binaryName, Mode: 0o755, Size: int64(len(data))}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	layerBytes := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerBytes)), nil
-	}, tarball.WithMediaType(types.OCILayer))
+	return imagebuild.Image(imagebuild.Spec{Binary: bin.Path, At: entrypoint, User: nonRoot, Arch: bin.Arch,
+		Labels: labels, Created: meta.Created, OCI: true})
 }
 
 // Index is the OCI image index of one image per binary, each described by its platform

@@ -1,0 +1,85 @@
+package imagebuild
+
+import (
+	"archive/tar"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// entries lists a layer's tar entries as "name type mode uid".
+func entries(t *testing.T, l v1.Layer) []tar.Header {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	require.NoError(t, err)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var out []tar.Header
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		require.NoError(t, err)
+		out = append(out, tar.Header{Name: h.Name, Typeflag: h.Typeflag, Mode: h.Mode, Size: h.Size})
+	}
+}
+
+func TestLayer(t *testing.T) {
+	l, err := Layer([]byte("bin"), "/webhook", false)
+	require.NoError(t, err)
+	assert.Equal(t, []tar.Header{{Name: "webhook", Typeflag: tar.TypeReg, Mode: 0o755, Size: 3}}, entries(t, l))
+
+	l, err = Layer([]byte("bin"), "/usr/local/bin/etcd", true)
+	require.NoError(t, err)
+	assert.Equal(t, []tar.Header{
+		{Name: "usr/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "usr/local/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "usr/local/bin/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "usr/local/bin/etcd", Typeflag: tar.TypeReg, Mode: 0o755, Size: 3},
+	}, entries(t, l))
+	mt, err := l.MediaType()
+	require.NoError(t, err)
+	assert.Equal(t, types.OCILayer, mt)
+
+	_, err = Layer(nil, "webhook", false)
+	assert.EqualError(t, err, `"webhook": the binary's path in the image is absolute`)
+}
+
+func TestImage(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.WriteFile(bin, []byte("bin"), 0o755))
+	img, err := Image(Spec{Binary: bin, At: "/webhook", User: "65532:65532", Labels: map[string]string{"a": "b"}})
+	require.NoError(t, err)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, "linux/amd64", cfg.OS+"/"+cfg.Architecture)
+	assert.Equal(t, []string{"/webhook"}, cfg.Config.Entrypoint)
+	assert.Equal(t, "65532:65532", cfg.Config.User)
+	assert.Equal(t, map[string]string{"a": "b"}, cfg.Config.Labels)
+	assert.Equal(t, time.Unix(0, 0).UTC(), cfg.Created.Time, "the same binary makes the same image")
+	again, err := Image(Spec{Binary: bin, At: "/webhook", User: "65532:65532", Labels: map[string]string{"a": "b"}})
+	require.NoError(t, err)
+	d1, _ := img.Digest()
+	d2, _ := again.Digest()
+	assert.Equal(t, d1, d2)
+
+	when := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	oci, err := Image(Spec{Binary: bin, At: "/webhook", Arch: "arm64", Created: when, OCI: true})
+	require.NoError(t, err)
+	cfg, err = oci.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, "arm64", cfg.Architecture)
+	assert.Equal(t, when, cfg.Created.Time)
+	assert.Equal(t, when, cfg.History[0].Created.Time)
+	mt, err := oci.MediaType()
+	require.NoError(t, err)
+	assert.Equal(t, types.OCIManifestSchema1, mt)
+}
