@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -507,8 +506,9 @@ func effectOf(p *impact.PathEffect) *Effect {
 	return &Effect{Effective: p.Effective, Sources: p.Sources}
 }
 
-// compareSettings lists the settings whose value (compared as JSON) or source differs,
-// sorted by name.
+// compareSettings lists the settings whose value (merge.SameValue: a number read from a
+// cluster, int64, and the same number read from a file, float64, are one value) or source
+// differs, sorted by name.
 func compareSettings(before, after *impact.PathEffect) []SettingChange {
 	index := func(p *impact.PathEffect) map[string]merge.Shown {
 		m := map[string]merge.Shown{}
@@ -534,7 +534,7 @@ func compareSettings(before, after *impact.PathEffect) []SettingChange {
 	for _, n := range names {
 		x, inB := b[n]
 		y, inA := a[n]
-		if inB && inA && x.Source == y.Source && sameJSON(x.Value, y.Value) {
+		if inB && inA && x.Source == y.Source && merge.SameValue(x.Value, y.Value) {
 			continue
 		}
 		c := SettingChange{Name: n}
@@ -547,14 +547,6 @@ func compareSettings(before, after *impact.PathEffect) []SettingChange {
 		out = append(out, c)
 	}
 	return out
-}
-
-// sameJSON compares two values as JSON: a number read from a cluster (int64) and the same
-// number read from a file (float64) are the same setting.
-func sameJSON(x, y any) bool {
-	a, errA := json.Marshal(x)
-	b, errB := json.Marshal(y)
-	return errA == nil && errB == nil && string(a) == string(b)
 }
 
 // compareStatuses lists the policies whose impact status differs, by kind, namespace and
