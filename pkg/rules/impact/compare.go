@@ -155,7 +155,7 @@ func (c *Comparer) Compare(p *policy.Policy, seen *ObservedStatus, denied []stri
 				ours = Denied
 			}
 			compared++
-			class := disagreement(means, ours, slices.ContainsFunc(by, func(c kinds.Condition) bool { return c.Type == "Accepted" && c.Status == "False" }))
+			class := disagreement(means, ours, kinds.Refuses(by))
 			if class == "" {
 				return
 			}

@@ -115,6 +115,18 @@ func (r *KindRow) StatusMeaning(conditions []Condition) (means []string, by []Co
 	return []string{MeansUnknown}, nil
 }
 
+// Refuses reports whether the conditions that decided a meaning (StatusMeaning's by) are one
+// of Gateway API's refusals (Accepted=False, whatever the reason, TargetNotFound included):
+// the implementation applies the policy nowhere there, whatever the meaning says of where.
+func Refuses(by []Condition) bool {
+	for _, rule := range gatewayAPIRefusals {
+		if _, ok := rule.matches(by); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // matches reports whether every condition of the rule holds, and the conditions matched.
 func (rule StatusRule) matches(conditions []Condition) ([]Condition, bool) {
 	var by []Condition

@@ -65,6 +65,27 @@ func TestStatusMeaning(t *testing.T) {
 	assert.Equal(t, StatusScopeAncestors, btp.StatusScope())
 }
 
+// Gateway API's refusals (Accepted=False, whatever the reason) are refusals whatever they
+// mean of where the policy applies; the row's own rules, and acceptance, never are.
+func TestRefuses(t *testing.T) {
+	rlp, _ := BuiltinKindTable().Lookup(schema.GroupKind{Group: "kuadrant.io", Kind: "RateLimitPolicy"})
+	for name, tc := range map[string]struct {
+		conditions []Condition
+		want       bool
+	}{
+		"TargetNotFound":       {[]Condition{{Type: "Accepted", Status: "False", Reason: "TargetNotFound"}}, true},
+		"Conflicted":           {[]Condition{{Type: "Accepted", Status: "False", Reason: "Conflicted"}}, true},
+		"accepted":             {[]Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"}}, false},
+		"the row's overridden": {[]Condition{{Type: "Accepted", Status: "True"}, {Type: "Enforced", Status: "False", Reason: "Overridden"}}, false},
+		"nothing read":         {[]Condition{{Type: "ResolvedRefs", Status: "False"}}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, by := rlp.StatusMeaning(tc.conditions)
+			assert.Equal(t, tc.want, Refuses(by))
+		})
+	}
+}
+
 func TestStatusRuleAbsent(t *testing.T) {
 	r := &KindRow{StatusConditions: StatusConditions{Rules: []StatusRule{
 		{When: []ConditionMatch{{Type: "Accepted", Status: "True"}, {Type: "Programmed", Status: ConditionAbsent}}, Means: []string{MeansUnknown}},
