@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -83,14 +82,9 @@ var ruleText = map[string]string{
 
 // WriteSARIF writes the report as a SARIF 2.1.0 log; version names the tool's build.
 func WriteSARIF(w io.Writer, r *Report, version string) error {
-	run := sarifRun{
-		Tool:    sarifTool{Driver: sarifDriver{Name: "policy-attachment", InformationURI: "https://github.com/policyattachment/webhook", Version: version}},
-		Results: []sarifResult{},
-	}
-	rules := map[string]bool{}
+	results := []sarifResult{}
 	add := func(res Result, rule, level, text string) {
-		rules[rule] = true
-		run.Results = append(run.Results, sarifResult{
+		results = append(results, sarifResult{
 			RuleID: rule, Level: level, Message: sarifMessage{Text: text},
 			Locations: []sarifLocation{{
 				PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: res.File}},
@@ -110,20 +104,29 @@ func WriteSARIF(w io.Writer, r *Report, version string) error {
 			add(res, reason, "warning", fmt.Sprintf("%s %s: %s", res.Kind, ref(res), warning))
 		}
 	}
-	ids := make([]string, 0, len(rules))
-	for id := range rules {
-		ids = append(ids, id)
+	return writeSARIFLog(w, version, results)
+}
+
+// writeSARIFLog writes results as one run of a SARIF 2.1.0 log (check's and check --diff's),
+// with one rule per reason among them, sorted.
+func writeSARIFLog(w io.Writer, version string, results []sarifResult) error {
+	run := sarifRun{
+		Tool:    sarifTool{Driver: sarifDriver{Name: "policy-attachment", InformationURI: "https://github.com/policyattachment/webhook", Version: version, Rules: []sarifRule{}}},
+		Results: results,
 	}
-	sort.Strings(ids)
+	var ids []string
+	for _, res := range results {
+		if !slices.Contains(ids, res.RuleID) {
+			ids = append(ids, res.RuleID)
+		}
+	}
+	slices.Sort(ids)
 	for _, id := range ids {
 		text := ruleText[id]
 		if text == "" {
 			text = id
 		}
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: text}})
-	}
-	if run.Tool.Driver.Rules == nil {
-		run.Tool.Driver.Rules = []sarifRule{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/policyattachment/webhook/pkg/manifests"
@@ -113,22 +112,16 @@ func WriteDiffJSON(w io.Writer, r *DiffReport) error {
 	return enc.Encode(r)
 }
 
-// WriteDiffSARIF writes the introduced findings as a SARIF 2.1.0 log, as WriteSARIF writes
-// check's: one rule per reason, a denial an error, a relaxed denial or a warning a warning.
+// WriteDiffSARIF writes the introduced findings as a SARIF 2.1.0 log (writeSARIFLog, as
+// WriteSARIF writes check's): one rule per reason, a denial an error, a relaxed denial or a
+// warning a warning.
 // A finding of a change set's policy is at its file and document; one of a stored policy
 // outside the change set is at the change set's documents it targets, else the
 // ReferenceGrants of the change set in the namespaces it references, else the change set's
 // first document (code scanning shows a result only at a file of the repository).
 func WriteDiffSARIF(w io.Writer, r *DiffReport, version string) error {
-	run := sarifRun{
-		Tool:    sarifTool{Driver: sarifDriver{Name: "policy-attachment", InformationURI: "https://github.com/policyattachment/webhook", Version: version, Rules: []sarifRule{}}},
-		Results: []sarifResult{},
-	}
-	var ids []string
+	results := []sarifResult{}
 	for _, f := range r.Introduced {
-		if !slices.Contains(ids, f.Reason) {
-			ids = append(ids, f.Reason)
-		}
 		level := "warning"
 		if f.Severity == SeverityDenial {
 			level = "error"
@@ -148,17 +141,7 @@ func WriteDiffSARIF(w io.Writer, r *DiffReport, version string) error {
 				LogicalLocations: []sarifLogical{{FullyQualifiedName: logical, Kind: "resource"}},
 			})
 		}
-		run.Results = append(run.Results, sarifResult{RuleID: f.Reason, Level: level, Message: sarifMessage{Text: text}, Locations: locations})
+		results = append(results, sarifResult{RuleID: f.Reason, Level: level, Message: sarifMessage{Text: text}, Locations: locations})
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		text := ruleText[id]
-		if text == "" {
-			text = id
-		}
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: text}})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+	return writeSARIFLog(w, version, results)
 }
