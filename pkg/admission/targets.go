@@ -3,7 +3,6 @@ package admission
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,17 +27,6 @@ type TargetGuard struct {
 
 var _ admission.Handler = (*TargetGuard)(nil)
 
-// cleanupRequesters are the controllers that delete objects on someone else's decision: the
-// namespace controller empties a namespace being deleted, the garbage collector deletes what
-// a deleted owner owned. A refusal would only make them retry forever (and a namespace stay
-// Terminating), so they are warned, never refused. (The webhook configuration's
-// matchConditions keep most of their requests from reaching the webhook at all.)
-var cleanupRequesters = []string{
-	"system:serviceaccount:kube-system:namespace-controller",
-	"system:serviceaccount:kube-system:generic-garbage-collector",
-	"system:kube-controller-manager",
-}
-
 // Handle implements controller-runtime's admission.Handler.
 func (g *TargetGuard) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if err := checkRequest(req); err != nil {
@@ -48,15 +36,11 @@ func (g *TargetGuard) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Allowed("")
 	}
 	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
-	v := g.Store.TargetDeletion(gk, req.Namespace, req.Name)
+	v := g.Store.TargetDeletion(gk, req.Namespace, req.Name, requestUser(ctx, req).Username)
 	if !v.Reviewed || (len(v.Warnings) == 0 && v.Refusal == "") {
 		return admission.Allowed("")
 	}
-	mode := v.Mode
-	if mode == rules.Deny && slices.Contains(cleanupRequesters, requestUser(ctx, req).Username) {
-		mode = rules.Warn
-	}
-	switch mode {
+	switch v.Mode {
 	case rules.Deny:
 		logTargetDeletion(ctx, req, "refused", v)
 		resp := admission.Denied(v.Refusal)

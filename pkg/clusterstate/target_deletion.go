@@ -15,7 +15,8 @@ type TargetDeletionVerdict struct {
 	// Reviewed is false for a kind whose deletion is not reviewed (a Service, unless the
 	// config asks); nothing else is set then.
 	Reviewed bool
-	// Mode is the config's targetDeletions mode for the target's kind and namespace.
+	// Mode is the config's targetDeletions mode for the target's kind and namespace, and the
+	// requester (rules.Config.TargetDeletionMode).
 	Mode rules.Mode
 	// Warnings say what the deletion does (none when it changes nothing); Refusal is the
 	// message of a refusal, set when it changes something.
@@ -25,9 +26,9 @@ type TargetDeletionVerdict struct {
 	Policies int
 }
 
-// TargetDeletion reviews the deletion of the object of kind gk at namespace/name against the
-// store as it is now.
-func (s *Store) TargetDeletion(gk schema.GroupKind, namespace, name string) TargetDeletionVerdict {
+// TargetDeletion reviews the deletion by user of the object of kind gk at namespace/name
+// against the store as it is now.
+func (s *Store) TargetDeletion(gk schema.GroupKind, namespace, name, user string) TargetDeletionVerdict {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if !s.config.ReviewsDeletionOf(gk) {
@@ -35,7 +36,7 @@ func (s *Store) TargetDeletion(gk schema.GroupKind, namespace, name string) Targ
 	}
 	key := policy.TargetKey{Group: gk.Group, Kind: gk.Kind, Namespace: namespace, Name: name}
 	v := TargetDeletionVerdict{Reviewed: true,
-		Mode: s.config.TargetDeletionMode(gk, topology.NamespaceLabels(s.snap, namespace))}
+		Mode: s.config.TargetDeletionMode(gk, topology.NamespaceLabels(s.snap, namespace), user)}
 	d := impact.TargetDeletionOf(s.snap, s.table, key)
 	if d.Empty() {
 		return v

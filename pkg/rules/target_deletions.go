@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -76,9 +77,29 @@ func (s *Config) ReviewsDeletionOf(gk schema.GroupKind) bool {
 	return s != nil && s.TargetDeletions.Services && gk == schema.GroupKind{Group: kinds.CoreGroup, Kind: "Service"}
 }
 
-// TargetDeletionMode returns the mode of a deletion of an object of kind gk in a namespace
-// carrying namespaceLabels: the first matching rule's, else the default (Warn).
-func (s *Config) TargetDeletionMode(gk schema.GroupKind, namespaceLabels map[string]string) Mode {
+// cleanupRequesters are the controllers that delete objects on someone else's decision: the
+// namespace controller empties a namespace being deleted, the garbage collector deletes what
+// a deleted owner owned. A refusal would only make them retry forever (and a namespace stay
+// Terminating), so they are warned, never refused. (The webhook configuration's
+// matchConditions keep most of their requests from reaching the webhook at all.)
+var cleanupRequesters = []string{
+	"system:serviceaccount:kube-system:namespace-controller",
+	"system:serviceaccount:kube-system:generic-garbage-collector",
+	"system:kube-controller-manager",
+}
+
+// TargetDeletionMode returns the mode of a deletion by user of an object of kind gk in a
+// namespace carrying namespaceLabels: the first matching rule's, else the default (Warn);
+// Warn instead of Deny for the controllers that clean up after others (cleanupRequesters).
+func (s *Config) TargetDeletionMode(gk schema.GroupKind, namespaceLabels map[string]string, user string) Mode {
+	mode := s.targetDeletionMode(gk, namespaceLabels)
+	if mode == Deny && slices.Contains(cleanupRequesters, user) {
+		return Warn
+	}
+	return mode
+}
+
+func (s *Config) targetDeletionMode(gk schema.GroupKind, namespaceLabels map[string]string) Mode {
 	if s == nil {
 		return Warn
 	}

@@ -38,15 +38,19 @@ targetDeletions:
 		}
 		return m
 	}
-	assert.Equal(t, rules.Deny, cfg.TargetDeletionMode(gatewayGK, in("infra")))
-	assert.Equal(t, rules.Warn, cfg.TargetDeletionMode(routeGK, in("infra")), "a route in infra: the first rule names kinds")
-	assert.Equal(t, rules.Deny, cfg.TargetDeletionMode(routeGK, in("app", "policyattachment.io/protect-targets", "true")))
-	assert.Equal(t, rules.DryRun, cfg.TargetDeletionMode(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "GRPCRoute"}, in("app")))
-	assert.Equal(t, rules.Warn, cfg.TargetDeletionMode(gatewayGK, in("app")), "the default")
+	assert.Equal(t, rules.Deny, cfg.TargetDeletionMode(gatewayGK, in("infra"), "alice"))
+	assert.Equal(t, rules.Warn, cfg.TargetDeletionMode(routeGK, in("infra"), "alice"), "a route in infra: the first rule names kinds")
+	assert.Equal(t, rules.Deny, cfg.TargetDeletionMode(routeGK, in("app", "policyattachment.io/protect-targets", "true"), "alice"))
+	assert.Equal(t, rules.DryRun, cfg.TargetDeletionMode(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "GRPCRoute"}, in("app"), "alice"))
+	assert.Equal(t, rules.Warn, cfg.TargetDeletionMode(gatewayGK, in("app"), "alice"), "the default")
+	assert.Equal(t, rules.Warn, cfg.TargetDeletionMode(gatewayGK, in("infra"), "system:serviceaccount:kube-system:namespace-controller"),
+		"the namespace controller empties a namespace being deleted: warned, never refused")
+	assert.Equal(t, rules.DryRun, cfg.TargetDeletionMode(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "GRPCRoute"}, in("app"), "system:kube-controller-manager"),
+		"only a refusal turns into a warning")
 	assert.True(t, cfg.ReviewsDeletionOf(serviceGK))
 
 	var none *rules.Config
-	assert.Equal(t, rules.Warn, none.TargetDeletionMode(gatewayGK, in("infra")), "no config: warn")
+	assert.Equal(t, rules.Warn, none.TargetDeletionMode(gatewayGK, in("infra"), "alice"), "no config: warn")
 	for gk, want := range map[schema.GroupKind]bool{
 		gatewayGK: true, routeGK: true,
 		{Group: kinds.GatewayGroup, Kind: "ListenerSet"}: true,
