@@ -54,8 +54,9 @@ func TestPublishPredictions(t *testing.T) {
 	assert.Equal(t, 0.0, series(impact.ClassStatusDiffers))
 	assert.Equal(t, 3.0, testutil.ToFloat64(predictionCompared.WithLabelValues("BackendTLSPolicy")))
 	require.Len(t, logged, 1)
-	assert.Contains(t, logged[0], `"disagreements"=2`)
-	assert.Contains(t, logged[0], `"BackendTLSPolicy app/late deniedByWebhook: Gateway app/gw"`)
+	assert.Equal(t, `"level"=0 "msg"="audit: controllers' statuses disagree with the prediction; run `+"`webhook audit`"+` for both sides" `+
+		`"compared"=3 "disagreements"=2 "first"=["BackendTLSPolicy app/late deniedByWebhook: Gateway app/gw" `+
+		`"BackendTLSPolicy app/refused refusedByController: Gateway app/gw"]`, logged[0])
 
 	store.Remove(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "refused")
 	store.Remove(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"}, "app", "late")

@@ -2,7 +2,6 @@ package impact
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -220,10 +219,10 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, sectionName: a}]
   timeout: {http: {idleTimeout: 5s}}`)
 	im := Predict(snap, storedPolicy(t, snap, "infra", "only-a"), nil)
-	require.Len(t, im.Ancestors, 1)
-	a := im.Ancestors[0]
-	assert.Equal(t, "InvalidTargetRef", a.Accepted)
-	assert.Equal(t, StatusOverridden, a.Status)
-	assert.Equal(t, "InvalidTargetRef", a.Targets[0].Accepted)
-	assert.True(t, strings.HasPrefix(im.Summary(storedPolicy(t, snap, "infra", "only-a")), "Direct policy on Gateway infra/gw section a"))
+	gw := gatewayRef("infra", "gw")
+	section := gw
+	section.SectionName = "a"
+	assert.Equal(t, []AncestorStatus{{AncestorRef: gw, Accepted: "InvalidTargetRef", Status: StatusOverridden, Contexts: 1, named: true,
+		Targets: []TargetStatus{{TargetRef: section, Accepted: "InvalidTargetRef", Status: StatusOverridden, Contexts: 1}}}}, im.Ancestors)
+	assert.Equal(t, "Direct policy on Gateway infra/gw section a: enforced on 0 of 1 path, overridden on 1", im.Summary(storedPolicy(t, snap, "infra", "only-a")))
 }

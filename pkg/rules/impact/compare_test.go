@@ -194,8 +194,10 @@ spec:
 		Theirs:   []kinds.Condition{overridden}, TheirMeaning: []string{StatusPartiallyEnforced, StatusOverridden}, Ours: StatusEnforced, Contexts: 1}, out[0])
 	assert.Equal(t, "Gateway infra/gw section other: predicted Enforced on 1 path; gateway.envoyproxy.io/gatewayclass-controller says "+
 		"Overridden=True (Overridden): This policy is being overridden by other backendTrafficPolicies for these routes: [app/a]", out[0].Message())
-	assert.Equal(t, ClassStatusDiffers, out[1].Class)
-	assert.Equal(t, StatusOverridden, out[1].Ours, "on listener http it is overridden, and the controller says it applies whole")
+	assert.Equal(t, Disagreement{Policy: gwWide, Class: ClassStatusDiffers, Controller: "gateway.envoyproxy.io/gatewayclass-controller",
+		Ancestor: ObjectRef{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "gw", SectionName: "http"},
+		Theirs:   []kinds.Condition{accepted}, TheirMeaning: []string{StatusEnforced}, Ours: StatusOverridden, Contexts: 1}, out[1],
+		"on listener http it is overridden, and the controller says it applies whole")
 
 	// A denial: the controller's acceptance disagrees, its refusal agrees.
 	routeA := storedPolicy(t, snap, "app", "route-a")

@@ -311,6 +311,11 @@ spec:
 	for _, timeout := range []string{"60s", "137s", "1s"} {
 		answers = append(answers, TargetDeletionOf(rulestest.World(t, table, world(timeout)), table, target).Warnings(nil))
 	}
+	assert.Equal(t, []string{
+		`DeleteImpact: deleting Service app/api leaves 1 policy without a target, so it applies nowhere: AgentgatewayPolicy app/api`,
+		`DeleteImpact: deleting Service app/api changes the effective AgentgatewayPolicy on 1 path to it: AgentgatewayPolicy app/api no longer applies there; ` +
+			`what applies instead: 1 setting from an AgentgatewayPolicy in namespace "infra"`,
+	}, answers[0])
 	assert.Equal(t, answers[0], answers[1])
 	assert.Equal(t, answers[0], answers[2])
 	for _, w := range answers[0] {
