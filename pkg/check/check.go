@@ -59,6 +59,10 @@ type Result struct {
 	Source   string `json:"-"`
 	File     string `json:"-"`
 	Document int    `json:"-"`
+
+	// warnMode are the Warnings that repeat a Warn-mode Relaxed denial
+	// (rules.WarnModeWarning), which check --diff counts once, as the relaxed finding.
+	warnMode []string
 }
 
 // Denial is one field error of a denied policy.
@@ -175,6 +179,11 @@ func (b *builder) admitAll(policies []pendingPolicy, config *rules.Config) *Repo
 		default:
 			v := rules.Evaluate(req, snap)
 			res.Allowed, res.Denials, res.Relaxed = v.Allowed(), denials(v.Denials), relaxed(v.Relaxed)
+			for _, r := range v.Relaxed {
+				if r.Mode == rules.Warn {
+					res.warnMode = append(res.warnMode, rules.WarnModeWarning(r.Error))
+				}
+			}
 			if v.Warnings != nil {
 				res.Warnings = v.Warnings
 			}

@@ -404,17 +404,13 @@ func checkFindings(res Result) []DiffFinding {
 		f.Severity, f.Reason, f.Field, f.Message = SeverityDenial, d.Reason, d.Field, d.Message
 		out = append(out, f)
 	}
-	var warnMode []string
 	for _, d := range res.Relaxed {
 		f := base
 		f.Severity, f.Reason, f.Field, f.Message, f.Mode = SeverityRelaxed, d.Reason, d.Field, d.Message, d.Mode
 		out = append(out, f)
-		if d.Mode == string(rules.Warn) {
-			warnMode = append(warnMode, d.Field+": "+d.Message+" (admitted: enforcement mode is Warn)")
-		}
 	}
 	for _, w := range res.Warnings {
-		if slices.Contains(warnMode, w) {
+		if slices.Contains(res.warnMode, w) {
 			continue
 		}
 		f := base
