@@ -107,24 +107,25 @@ func Of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache) Impact {
 // OfThrough is Of over the paths of p that pass through one attachment point (`explain
 // --target`): what p does there, which a state holding only those paths answers alike.
 func OfThrough(snap topology.Snapshot, p *policy.Policy, target policy.TargetKey, cache *merge.Cache) Impact {
-	through := map[string]bool{}
-	for _, c := range topology.PathsThrough(snap, p.Row, target) {
-		through[c.String()] = true
-	}
-	return of(snap, p, cache, func(c topology.ContextPath) bool { return through[c.String()] }, nil)
+	return of(snap, p, cache, through(snap, p, target), nil)
 }
 
 // predictThrough is OfThrough with the ancestors of Predict, over the same paths.
 func predictThrough(snap topology.Snapshot, p *policy.Policy, target policy.TargetKey, cache *merge.Cache) Impact {
-	through := map[string]bool{}
-	for _, c := range topology.PathsThrough(snap, p.Row, target) {
-		through[c.String()] = true
-	}
 	rec := &pathRecord{}
-	im := of(snap, p, cache, func(c topology.ContextPath) bool { return through[c.String()] }, rec)
+	im := of(snap, p, cache, through(snap, p, target), rec)
 	im.Ancestors = rec.ancestors(snap)
 	rec.release()
 	return im
+}
+
+// through keeps the paths of p that pass through target.
+func through(snap topology.Snapshot, p *policy.Policy, target policy.TargetKey) func(topology.ContextPath) bool {
+	keys := map[string]bool{}
+	for _, c := range topology.PathsThrough(snap, p.Row, target) {
+		keys[c.String()] = true
+	}
+	return func(c topology.ContextPath) bool { return keys[c.String()] }
 }
 
 // of is Of over the paths keep keeps (all when keep is nil). With rec, it also keeps each
