@@ -323,9 +323,10 @@ func viewOf(snap *index.Snapshot, table *kinds.KindTable, config *rules.Config, 
 		}
 	}
 	if len(docs) > 0 {
+		where := indexDocs(docs)
 		for _, p := range snap.Policies() {
 			if list := v.findings[idOf(p)]; len(list) > 0 {
-				causes := causesOf(snap, p, docs)
+				causes := where.causesOf(snap, p)
 				for i := range list {
 					list[i].causes = causes
 				}
@@ -335,45 +336,72 @@ func viewOf(snap *index.Snapshot, table *kinds.KindTable, config *rules.Config, 
 	return v
 }
 
+// docIndex finds the change set's documents by object, and its ReferenceGrants by
+// namespace, each list in document order: built once per diff, not once per stored policy.
+type docIndex struct {
+	docs     []manifests.Document
+	byObject map[objectID][]int
+	grantsIn map[string][]int
+}
+
+// objectID names an object by its apiVersion's group, kind, namespace and name.
+type objectID struct{ group, kind, namespace, name string }
+
+func indexDocs(docs []manifests.Document) docIndex {
+	x := docIndex{docs: docs, byObject: map[objectID][]int{}, grantsIn: map[string][]int{}}
+	for i, d := range docs {
+		gv, _ := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
+		meta, _ := d.Object["metadata"].(map[string]any)
+		id := objectID{gv.Group, stringAt(d.Object, "kind"), stringAt(meta, "namespace"), stringAt(meta, "name")}
+		x.byObject[id] = append(x.byObject[id], i)
+		if id.group == "gateway.networking.k8s.io" && id.kind == "ReferenceGrant" {
+			x.grantsIn[id.namespace] = append(x.grantsIn[id.namespace], i)
+		}
+	}
+	return x
+}
+
 // causesOf returns the documents of the change set a stored policy's finding is laid at:
 // the objects it targets, else the ReferenceGrants in the namespaces its references reach
 // into, else the change set's first document.
-func causesOf(snap *index.Snapshot, p *policy.Policy, docs []manifests.Document) []manifests.Document {
-	type objectID struct{ group, kind, namespace, name string }
-	idOfDoc := func(d manifests.Document) objectID {
-		gv, _ := schema.ParseGroupVersion(stringAt(d.Object, "apiVersion"))
-		meta, _ := d.Object["metadata"].(map[string]any)
-		return objectID{gv.Group, stringAt(d.Object, "kind"), stringAt(meta, "namespace"), stringAt(meta, "name")}
-	}
-	targets := map[objectID]bool{}
+func (x docIndex) causesOf(snap *index.Snapshot, p *policy.Policy) []manifests.Document {
+	var byTarget []int
+	seen := map[objectID]bool{}
 	for _, t := range topology.AppendTargets(snap, p, nil) {
-		targets[objectID{t.Key.Group, t.Key.Kind, t.Key.Namespace, t.Key.Name}] = true
+		id := objectID{t.Key.Group, t.Key.Kind, t.Key.Namespace, t.Key.Name}
+		if !seen[id] {
+			seen[id] = true
+			byTarget = append(byTarget, x.byObject[id]...)
+		}
 	}
+	if len(byTarget) > 0 {
+		return x.pick(byTarget)
+	}
+	var byGrant []int
 	reached := map[string]bool{}
 	for _, r := range p.TargetRefs {
-		if r.HasNamespace && r.Namespace != p.Namespace {
+		if r.HasNamespace && r.Namespace != p.Namespace && !reached[r.Namespace] {
 			reached[r.Namespace] = true
+			byGrant = append(byGrant, x.grantsIn[r.Namespace]...)
 		}
 	}
-	var byTarget, byGrant []manifests.Document
-	for _, d := range docs {
-		id := idOfDoc(d)
-		switch {
-		case targets[id]:
-			byTarget = append(byTarget, d)
-		case id.group == "gateway.networking.k8s.io" && id.kind == "ReferenceGrant" && reached[id.namespace]:
-			byGrant = append(byGrant, d)
-		}
+	if len(byGrant) > 0 {
+		return x.pick(byGrant)
 	}
-	switch {
-	case len(byTarget) > 0:
-		return byTarget
-	case len(byGrant) > 0:
-		return byGrant
-	case len(docs) > 0:
-		return docs[:1]
+	if len(x.docs) > 0 {
+		return x.docs[:1]
 	}
 	return nil
+}
+
+// pick returns the documents at positions, in document order.
+func (x docIndex) pick(positions []int) []manifests.Document {
+	slices.Sort(positions)
+	out := make([]manifests.Document, 0, len(positions))
+	for _, i := range slices.Compact(positions) {
+		out = append(out, x.docs[i])
+	}
+	return out
 }
 
 // unionIDs lists the ids of a and b once each, by qualified kind, namespace and name.
