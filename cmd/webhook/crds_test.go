@@ -34,23 +34,48 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}
 // TestCheckAppliesTheCRDsGiven: CRDs among the manifests judge first, as the API server
 // does before any webhook: a policy their CEL rules refuse, or with a field the schema does
 // not declare, is denied Invalid with the API server's field path and words; one they
-// admit is judged by the rules, with the schema's defaults applied.
+// admit is judged by the rules (TestExplainLeavesOutWhatTheAPIServerRefuses shows the
+// schema's defaults applied).
 func TestCheckAppliesTheCRDsGiven(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "widgets.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(widgets), 0o600))
 	code, out, errOut := runCLI(t, "", "check", "-f", widgetCRDs, "-f", file, "-o", "json")
 	require.Equal(t, 1, code, errOut)
-	var report check.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &report))
-	require.Len(t, report.Results, 3)
-	assert.True(t, report.Results[0].Allowed)
-	assert.Equal(t, []check.Denial{{Reason: "Invalid", Field: "spec", Message: "Invalid value: a timeout needs a retry"}}, report.Results[1].Denials)
-	assert.Equal(t, []check.Denial{{Reason: "Invalid", Field: "spec.retyr", Message: `strict decoding error: unknown field "spec.retyr"`}}, report.Results[2].Denials)
+	notFound := []string{"TargetNotFound: spec.targetRefs[0]: HTTPRoute app/r not found; the policy takes effect once it exists"}
+	assert.Equal(t, []verdict{
+		{Name: "ok", Allowed: true, Denials: []check.Denial{}, Warnings: notFound},
+		{Name: "cel", Denials: []check.Denial{{Reason: "Invalid", Field: "spec", Message: "Invalid value: a timeout needs a retry"}}, Warnings: []string{}},
+		{Name: "typo", Denials: []check.Denial{{Reason: "Invalid", Field: "spec.retyr", Message: `strict decoding error: unknown field "spec.retyr"`}}, Warnings: []string{}},
+	}, verdicts(t, out))
 
 	// Without the CRDs, only the rules judge: all three are admitted.
 	code, out, errOut = runCLI(t, "", "check", "-f", file, "--config", writeWidgetRow(t), "-o", "json")
 	require.Equal(t, 0, code, errOut+out)
+	assert.Equal(t, []verdict{
+		{Name: "ok", Allowed: true, Denials: []check.Denial{}, Warnings: notFound},
+		{Name: "cel", Allowed: true, Denials: []check.Denial{}, Warnings: notFound},
+		{Name: "typo", Allowed: true, Denials: []check.Denial{}, Warnings: notFound},
+	}, verdicts(t, out))
+}
+
+// verdict is what a test states of one result of `check -o json`.
+type verdict struct {
+	Name     string
+	Allowed  bool
+	Denials  []check.Denial
+	Warnings []string
+}
+
+func verdicts(t *testing.T, out string) []verdict {
+	t.Helper()
+	var report check.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &report))
+	var got []verdict
+	for _, r := range report.Results {
+		got = append(got, verdict{r.Name, r.Allowed, r.Denials, r.Warnings})
+	}
+	return got
 }
 
 // writeWidgetRow is a config whose row describes WidgetPolicy, for a run without its CRD.
@@ -78,17 +103,32 @@ func TestCheckRefusesAnObjectItsCRDRefuses(t *testing.T) {
 
 // TestExplainLeavesOutWhatTheAPIServerRefuses: explain reads the state a cluster would
 // hold: a policy its CRD refuses is left out, said on stderr, and the rest explained; the
-// schema's defaults are in what it shows.
+// schema's default (mode: Strict) is the setting the admitted policy supplies.
 func TestExplainLeavesOutWhatTheAPIServerRefuses(t *testing.T) {
-	code, out, errOut := runCLI(t, widgets, "explain", "-f", widgetCRDs, "-f", "-", "-o", "json")
+	const route = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec: {parentRefs: [{name: gw}]}
+---
+`
+	code, out, errOut := runCLI(t, route+widgets, "explain", "-f", widgetCRDs, "-f", "-", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, `webhook explain: - document 2: left out, as the API server would refuse it: WidgetPolicy.example.io "cel" is invalid: spec: Invalid value: a timeout needs a retry
-webhook explain: - document 3: left out, as the API server would refuse it: WidgetPolicy in version "v1" cannot be handled as a WidgetPolicy: strict decoding error: unknown field "spec.retyr"
+	assert.Equal(t, `webhook explain: - document 3: left out, as the API server would refuse it: WidgetPolicy.example.io "cel" is invalid: spec: Invalid value: a timeout needs a retry
+webhook explain: - document 4: left out, as the API server would refuse it: WidgetPolicy in version "v1" cannot be handled as a WidgetPolicy: strict decoding error: unknown field "spec.retyr"
 `, errOut)
 	var explained struct {
-		Policies []struct{ Namespace, Name string }
+		Policies []struct{ Namespace, Name, Status string }
+		Paths    []struct {
+			Kind      string
+			Path      []string
+			Effective map[string]any
+			Sources   map[string]string
+		}
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &explained))
-	require.Len(t, explained.Policies, 1)
-	assert.Equal(t, "ok", explained.Policies[0].Name)
+	assert.Equal(t, []struct{ Namespace, Name, Status string }{{"app", "ok", "Enforced"}}, explained.Policies)
+	require.Len(t, explained.Paths, 1)
+	p := explained.Paths[0]
+	assert.Equal(t, []any{"WidgetPolicy", []string{"HTTPRoute app/r", "Rule 0"}, map[string]any{"mode": "Strict"}, map[string]string{"mode": "app/ok"}},
+		[]any{p.Kind, p.Path, p.Effective, p.Sources}, "the CRD's default (mode: Strict) is what the policy sets")
 }
