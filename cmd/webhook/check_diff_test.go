@@ -49,11 +49,30 @@ func TestCheckDiff(t *testing.T) {
 	// The stored state applied again changes nothing: findings unchanged, exit 0.
 	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "cluster.yaml")
 	assert.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "\nEffective settings (0 paths change):\n  <none>\nImpact statuses (0 policies change):\n  <none>\n"+
-		"4 policies checked: 3 allowed, 1 denied; findings: 0 introduced, 0 fixed, 5 unchanged\n")
-	code, out, _ = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "cluster.yaml", "-o", "sarif")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, out, `"results": []`)
+	assert.Equal(t, `Introduced (0):
+  <none>
+Fixed (0):
+  <none>
+Unchanged (5):
+  ColorPolicy shop/on-gw (UPDATE, cluster.yaml document 6)
+    denied: spec.targetRefs[0].namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace "gw-system" lets ColorPolicy from namespace "shop" reference Gateway "gw"
+    denied: spec.targetRefs[1].namespace: Forbidden: RefNotPermitted: no ReferenceGrant in namespace "gw-system" lets ColorPolicy from namespace "shop" reference Gateway "gw-old"
+    warning: TargetNotFound: spec.targetRefs[1]: Gateway gw-system/gw-old not found; the policy takes effect once it exists
+  ColorPolicy shop/cart-blue (UPDATE, cluster.yaml document 7)
+    warning: TargetNotFound: spec.targetRefs[0]: HTTPRoute shop/cart not found; the policy takes effect once it exists
+  ColorPolicy shop/cart-red (UPDATE, cluster.yaml document 8)
+    warning: TargetNotFound: spec.targetRefs[0]: HTTPRoute shop/cart not found; the policy takes effect once it exists
+Effective settings (0 paths change):
+  <none>
+Impact statuses (0 policies change):
+  <none>
+4 policies checked: 3 allowed, 1 denied; findings: 0 introduced, 0 fixed, 5 unchanged
+`, out)
+	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "cluster.yaml", "-o", "sarif")
+	assert.Equal(t, 0, code, errOut)
+	assert.JSONEq(t, `{"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [{
+		"tool": {"driver": {"name": "policy-attachment", "informationUri": "https://github.com/policyattachment/webhook", "version": "`+buildVersion()+`", "rules": []}},
+		"results": []}]}`, out)
 }
 
 // TestCheckDiffWithEnforcementModes: under Warn and DryRun, the denials are relaxed
