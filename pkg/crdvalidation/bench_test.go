@@ -15,14 +15,13 @@ import (
 // BenchmarkAdmit: one object of the synthetic cluster through its real Gateway API CRD, as
 // `webhook check` admits each document given with CRDs.
 func BenchmarkAdmit(b *testing.B) {
-	t := &testing.T{}
-	dir, err := kindsdrift.ModuleDir(context.Background(), "sigs.k8s.io/gateway-api", gatewayAPIVersion(t))
+	dir, err := kindsdrift.ModuleDir(context.Background(), "sigs.k8s.io/gateway-api", gatewayAPIVersion(b))
 	require.NoError(b, err)
 	s := New()
 	for _, f := range []string{"httproutes", "backendtlspolicies", "gateways"} {
 		data, err := os.ReadFile(filepath.Join(dir, "config", "crd", "experimental", "gateway.networking.k8s.io_"+f+".yaml"))
 		require.NoError(b, err)
-		require.NoError(b, s.Add(object(t, string(data))))
+		require.NoError(b, s.Add(object(b, string(data))))
 	}
 	objects := map[string]map[string]any{}
 	require.NoError(b, synthetic.Objects(synthetic.At(1), func(obj map[string]any) error {
