@@ -90,11 +90,8 @@ func runCheck(flags offlineFlags, live, failOnWarning bool, cluster clusterFlags
 	var err error
 	if live {
 		var stored []manifests.Document
-		if stored, err = cluster.read(conf, nil, s.err); err == nil {
-			var crds []manifests.Document
-			if crds, err = cluster.crds(docs); err == nil {
-				report, err = check.RunOnto(append(stored, crds...), docs, conf.table, conf.settings, cluster.namespace())
-			}
+		if stored, err = cluster.stored(conf, docs, s.err); err == nil {
+			report, err = check.RunOnto(stored, docs, conf.table, conf.settings, cluster.namespace())
 		}
 	} else {
 		report, err = check.RunIn(docs, conf.table, conf.settings, cmp.Or(cluster.overrides.Context.Namespace, "default"))
@@ -159,12 +156,7 @@ func runCheckDiff(flags offlineFlags, live bool, diff diffFlags, cluster cluster
 	namespace := cmp.Or(cluster.overrides.Context.Namespace, "default")
 	if live {
 		namespace = cluster.namespace()
-		if stored, err = cluster.read(conf, nil, s.err); err == nil {
-			var crds []manifests.Document
-			if crds, err = cluster.crds(docs); err == nil {
-				stored = append(stored, crds...)
-			}
-		}
+		stored, err = cluster.stored(conf, docs, s.err)
 	} else {
 		stored, err = manifests.Read(diff.base, nil, manifests.Options{Recursive: flags.recursive})
 		if err != nil {

@@ -84,6 +84,21 @@ func (c *clusterFlags) read(conf *configuration, target *policy.TargetKey, stder
 	return docs, nil
 }
 
+// stored is what check judges manifests against on the cluster (check.RunOnto's and
+// check.Diff's stored state): every object the rules read, and the CRDs of the kinds among
+// docs.
+func (c *clusterFlags) stored(conf *configuration, docs []manifests.Document, stderr io.Writer) ([]manifests.Document, error) {
+	stored, err := c.read(conf, nil, stderr)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := c.crds(docs)
+	if err != nil {
+		return nil, err
+	}
+	return append(stored, crds...), nil
+}
+
 // crds reads the cluster's CustomResourceDefinitions of the kinds among docs, so that docs
 // are judged as its API server would judge them before any webhook.
 func (c *clusterFlags) crds(docs []manifests.Document) ([]manifests.Document, error) {
