@@ -15,7 +15,6 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
-	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
 // DiffReport is what a change set does to a stored state (`webhook check --diff -o json`):
@@ -314,10 +313,10 @@ func viewOf(snap *index.Snapshot, table *kinds.KindTable, config *rules.Config, 
 		}
 	}
 	for _, p := range snap.Policies() {
-		if changeSet[idOf(p)] || p.TooManyTargetRefs() {
-			continue // as rules.Evaluate, no warnings for a list refused whole
+		if changeSet[idOf(p)] {
+			continue
 		}
-		for _, w := range validation.WarnMissingTargets(p, snap) {
+		for _, w := range rules.MissingTargetWarnings(p, snap) {
 			reason, _, _ := strings.Cut(w, ":")
 			add(p, DiffFinding{Severity: SeverityWarning, Reason: reason, Message: w})
 		}

@@ -52,6 +52,15 @@ type Relaxed struct {
 // Allowed reports whether the verdict admits the write.
 func (v Verdict) Allowed() bool { return len(v.Denials) == 0 }
 
+// MissingTargetWarnings are the warnings Evaluate gives a policy for targets, sections and
+// selections that are not there (yet): none for a refs list refused whole.
+func MissingTargetWarnings(p *policy.Policy, snap topology.Snapshot) []string {
+	if p.TooManyTargetRefs() {
+		return nil
+	}
+	return validation.WarnMissingTargets(p, snap)
+}
+
 // Evaluate judges a request against a snapshot.
 func Evaluate(req Request, snap topology.Snapshot) Verdict {
 	var v Verdict
@@ -67,7 +76,7 @@ func Evaluate(req Request, snap topology.Snapshot) Verdict {
 		}
 	}
 	if !req.Policy.TooManyTargetRefs() {
-		v.Warnings = append(validation.WarnMissingTargets(req.Policy, snap), validation.WarnImplementationSpecific(req.Policy)...)
+		v.Warnings = append(MissingTargetWarnings(req.Policy, snap), validation.WarnImplementationSpecific(req.Policy)...)
 	}
 	if len(found) == 0 {
 		return v
