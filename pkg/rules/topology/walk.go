@@ -139,18 +139,13 @@ func (w *walker) viaParents(route *Object, rule string, backend *policy.TargetKe
 			continue
 		}
 		seen[key] = true
-		// acceptedParent's test, written out: on the review path the call costs two
-		// allocations per review (its key escapes through the Snapshot interface).
-		owner, ok := w.snap.Object(key)
-		if !ok || owner.Gateway == nil {
+		owner, gw, ok := w.acceptedParent(key)
+		if !ok {
 			continue
 		}
-		gw, set := owner, (*Object)(nil)
-		if owner.Gateway.Parent != nil {
+		var set *Object
+		if owner != gw {
 			set = owner
-			if gw, ok = w.snap.Object(*owner.Gateway.Parent); !ok || gw.Gateway == nil || !w.setAccepted(gw, set) {
-				continue
-			}
 		}
 		for _, l := range owner.Gateway.Listeners {
 			if w.attaches(route, owner, l) {
