@@ -8,6 +8,7 @@ package imagebuild
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,9 @@ import (
 type Spec struct {
 	Binary string // the static linux binary
 	At     string // its absolute path in the image, e.g. /webhook
+	// Base, when set, is an uncompressed tarball of a root filesystem laid beneath the
+	// binary's layer, for a program that calls others (kube-proxy runs iptables).
+	Base   string
 	User   string // the user the image runs as, e.g. 65532:65532
 	Arch   string // GOARCH; amd64 when empty
 	Env    []string
@@ -53,7 +57,21 @@ func Image(s Spec) (v1.Image, error) {
 	if s.OCI {
 		base = mutate.ConfigMediaType(mutate.MediaType(base, types.OCIManifestSchema1), types.OCIConfigJSON)
 	}
-	img, err := mutate.AppendLayers(base, layer)
+	layers := []v1.Layer{layer}
+	if s.Base != "" {
+		var opts []tarball.LayerOption
+		if s.OCI {
+			opts = append(opts, tarball.WithMediaType(types.OCILayer))
+		}
+		// Fastest compression: a root filesystem is hundreds of megabytes, and these
+		// images are loaded on the same machine, not shipped.
+		root, err := tarball.LayerFromFile(s.Base, append(opts, tarball.WithCompressionLevel(gzip.BestSpeed))...)
+		if err != nil {
+			return nil, err
+		}
+		layers = []v1.Layer{root, layer}
+	}
+	img, err := mutate.AppendLayers(base, layers...)
 	if err != nil {
 		return nil, err
 	}

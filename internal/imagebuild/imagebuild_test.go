@@ -2,6 +2,7 @@ package imagebuild
 
 import (
 	"archive/tar"
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -82,4 +83,34 @@ func TestImage(t *testing.T) {
 	mt, err := oci.MediaType()
 	require.NoError(t, err)
 	assert.Equal(t, types.OCIManifestSchema1, mt)
+}
+
+func TestImageOnABase(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	require.NoError(t, os.WriteFile(bin, []byte("bin"), 0o755))
+	var root bytes.Buffer
+	tw := tar.NewWriter(&root)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "usr/", Mode: 0o755}))
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "usr/iptables", Linkname: "xtables", Mode: 0o777}))
+	require.NoError(t, tw.Close())
+	base := filepath.Join(dir, "root.tar")
+	require.NoError(t, os.WriteFile(base, root.Bytes(), 0o644))
+
+	img, err := Image(Spec{Binary: bin, At: "/usr/local/bin/kube-proxy", User: "0", Base: base})
+	require.NoError(t, err)
+	layers, err := img.Layers()
+	require.NoError(t, err)
+	require.Len(t, layers, 2)
+	assert.Equal(t, []tar.Header{
+		{Typeflag: tar.TypeDir, Name: "usr/", Mode: 0o755},
+		{Typeflag: tar.TypeSymlink, Name: "usr/iptables", Mode: 0o777},
+	}, entries(t, layers[0]), "the base comes first, unchanged")
+	assert.Equal(t, "usr/local/bin/kube-proxy", entries(t, layers[1])[len(entries(t, layers[1]))-1].Name)
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/usr/local/bin/kube-proxy"}, cfg.Config.Entrypoint)
+
+	_, err = Image(Spec{Binary: bin, At: "/x", Base: filepath.Join(dir, "missing.tar")})
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
