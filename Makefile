@@ -145,7 +145,7 @@ e2e-node: ## The e2e suite against the webhook deployed as users deploy it, on a
 	bash hack/e2e-node.sh
 
 .PHONY: e2e-kind
-e2e-kind: ## The e2e suite on a kind cluster with the webhook deployed (needs Docker; CERT_MANAGER=1 for that overlay)
+e2e-kind: ## The e2e suite on a kind cluster with cert-manager and the webhook installed; Docker, kind and the node image built here, no registry (root; OVERLAY=plain-certs, KEEP_CLUSTER=1; docs/kind.md)
 	bash hack/e2e-kind.sh
 
 .PHONY: certs

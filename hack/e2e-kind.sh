@@ -24,7 +24,7 @@ step() { printf '\n== +%ss %s\n' "$(( $(date +%s) - t0 ))" "$*"; }
 CLUSTER="${CLUSTER:-policyattachment-e2e}"
 OVERLAY="${OVERLAY:-cert-manager}"
 IMAGE_NAME=policyattachment/webhook
-IMAGE_TAG=e2e-kind
+IMAGE_TAG=latest  # make image-tar's default, which deploy/base names: the README's steps
 case "$OVERLAY" in cert-manager | plain-certs) ;; *) echo "OVERLAY is cert-manager or plain-certs" >&2; exit 2 ;; esac
 
 step "Docker (Debian's package, a dockerd of its own), kind and kubectl (cached outside the checkout)"

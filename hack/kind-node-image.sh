@@ -52,15 +52,27 @@ REF="policyattachment/kind-node:v$K8S_VERSION-$recipe"
 DIR="$CACHE/kind-node/node-v$K8S_VERSION-kind-$KIND_VERSION-$recipe"
 TAR="$DIR/node.tar"
 
+# load loads the image into Docker unless it has it, and removes the images of other
+# recipes from Docker and the cache: each is some 400 MB, and only the newest is used.
 load() {
+  local old
+  for old in "$CACHE/kind-node/node-v$K8S_VERSION-kind-$KIND_VERSION"-*; do
+    [ "$old" = "$DIR" ] || [ ! -d "$old" ] || { log "removing an older recipe's image: $old"; rm -rf "$old"; }
+  done
   if [ -n "${NO_LOAD:-}" ]; then
     log "built: $TAR ($REF)"
-  elif docker image inspect "$REF" >/dev/null 2>&1; then
+    echo "$REF"
+    return
+  fi
+  if docker image inspect "$REF" >/dev/null 2>&1; then
     log "Docker has $REF"
   else
     log "loading $TAR into Docker..."
     docker load -i "$TAR" >/dev/null
   fi
+  for old in $(docker image ls --format '{{.Repository}}:{{.Tag}}' policyattachment/kind-node); do
+    [ "$old" = "$REF" ] || docker image rm "$old" >/dev/null 2>&1 || true
+  done
   echo "$REF"
 }
 if [ -f "$TAR" ]; then

@@ -83,6 +83,11 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 				// its bound ServiceAccount token dies with the Pod object: its Lease write is
 				// refused (401), so it refuses the review: fail closed, nothing admitted.
 				kind = "refused: killed pod's credentials"
+			case strings.Contains(err.Error(), "being admitted at the same attachment point, which was neither stored nor given up"):
+				// The killed pod claimed the attachment point for a review it never finished:
+				// the claim is neither stored nor released, so a review waiting on it is
+				// refused at its deadline: fail closed, nothing admitted.
+				kind = "refused: killed pod's claim"
 			case strings.Contains(err.Error(), "failed calling webhook"):
 				kind = "failed: webhook unreachable"
 				time.Sleep(20 * time.Millisecond) // do not spin on connection refused
@@ -116,7 +121,7 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 		assert.Positive(t, outcomes["failed: webhook unreachable"], "the loop ran while the webhook was gone")
 	}
 	for kind := range outcomes {
-		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "refused: killed pod's credentials", "failed: webhook unreachable"}, kind)
+		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "refused: killed pod's credentials", "refused: killed pod's claim", "failed: webhook unreachable"}, kind)
 	}
 }
 
