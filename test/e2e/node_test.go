@@ -89,7 +89,25 @@ func deployed(t *testing.T) (client.Client, kubernetes.Interface) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	waitReady(t, cs, ns, 2, 90*time.Second)
+	waitServed(t, cl)
 	return cl, cs
+}
+
+// waitServed waits until the API server reaches the webhook through its Service: pods turn
+// ready before kube-proxy routes the Service to them (on kind, a second or more after), and
+// a test that starts in that gap sees "connection refused", which is not what it tests.
+// A dry-run policy in the default namespace is reviewed and writes nothing.
+func waitServed(t *testing.T, cl client.Client) {
+	t.Helper()
+	probe := drillPolicy("e2e-reachable", "e2e-reachable")
+	probe.SetNamespace("default")
+	eventuallyWithin(t, 60*time.Second, func() error {
+		err := cl.Create(context.Background(), probe.DeepCopy(), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+			return err
+		}
+		return nil
+	})
 }
 
 func restartWebhookPods(t *testing.T, cs kubernetes.Interface, ns string) {
