@@ -101,9 +101,16 @@ KIND_SRC="$(cd "$WORK" && "$GO" mod download -json "sigs.k8s.io/kind@$KIND_VERSI
 # The suite and mirror this machine's apt uses: the root gets the same packages, and the
 # repository names no mirror.
 SUITE="$(. /etc/os-release && echo "$VERSION_CODENAME")"
-MIRROR="$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Identifier: Packages' 2>/dev/null |
-  awk -v s="$SUITE" '$2 == s {print $1; exit}')"
-[ -n "$MIRROR" ] || { echo "kind-node-image: no apt source for $SUITE: run apt-get update" >&2; exit 1; }
+mirror() {
+  apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Identifier: Packages' 2>/dev/null |
+    awk -v s="$SUITE" '$2 == s {print $1; exit}'
+}
+MIRROR="$(mirror)"
+if [ -z "$MIRROR" ]; then
+  apt-get update -qq # apt's lists name the sources only once fetched
+  MIRROR="$(mirror)"
+fi
+[ -n "$MIRROR" ] || { echo "kind-node-image: apt has no source for $SUITE (apt-get indextargets)" >&2; exit 1; }
 
 # in_root ROOT CMD...: CMD chrooted into ROOT with /proc, /sys and a /run of its own, in a
 # private mount namespace, so nothing is left mounted whatever happens.
