@@ -38,17 +38,6 @@ export DOCKER_HOST="$docker_host"
 KIND="$(bash hack/kind.sh)"
 CONTROL_PLANE="$(bash hack/control-plane.sh)"
 export PATH="$(dirname "$KIND"):$CONTROL_PLANE:$PATH"
-
-step "the node image (hack/kind-node-image.sh, cached outside the checkout)"
-NODE_IMAGE="$(bash hack/kind-node-image.sh)"
-
-if [ "$OVERLAY" = cert-manager ]; then
-  step "building cert-manager and rendering its manifest (cached outside the checkout)"
-  CERT_MANAGER="$(bash hack/cert-manager.sh)"
-fi
-step "building the webhook's image $IMAGE_NAME:$IMAGE_TAG (make image-tar)"
-make --no-print-directory image-tar IMAGE="$IMAGE_NAME:$IMAGE_TAG"
-
 KUBECONFIG_FILE="$(mktemp)"
 export KUBECONFIG="$KUBECONFIG_FILE"
 cleanup() {
@@ -64,6 +53,17 @@ cleanup() {
   exit $status
 }
 trap cleanup EXIT
+
+step "the node image (hack/kind-node-image.sh, cached outside the checkout)"
+NODE_IMAGE="$(bash hack/kind-node-image.sh)"
+
+if [ "$OVERLAY" = cert-manager ]; then
+  step "building cert-manager and rendering its manifest (cached outside the checkout)"
+  CERT_MANAGER="$(bash hack/cert-manager.sh)"
+fi
+step "building the webhook's image $IMAGE_NAME:$IMAGE_TAG (make image-tar)"
+make --no-print-directory image-tar IMAGE="$IMAGE_NAME:$IMAGE_TAG"
+
 kind delete cluster --name "$CLUSTER" >/dev/null 2>&1 || true
 
 step "kind create cluster --image $NODE_IMAGE --config hack/kind/cluster.yaml"
