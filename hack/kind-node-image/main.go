@@ -19,7 +19,6 @@
 package main
 
 import (
-	"compress/gzip"
 	"flag"
 	"fmt"
 	"os"
@@ -30,8 +29,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/policyattachment/webhook/internal/imagebuild"
@@ -146,24 +143,8 @@ func node(args []string) error {
 // Dockerfile's ENV, STOPSIGNAL and ENTRYPOINT): the entrypoint prepares the container and
 // hands over to systemd, which stops on SIGRTMIN+3.
 func nodeImage(root string) (v1.Image, error) {
-	layer, err := tarball.LayerFromFile(root, tarball.WithCompressionLevel(gzip.BestSpeed))
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Env = []string{defaultPath, "container=docker"}
-	cfg.Config.Entrypoint = []string{"/usr/local/bin/entrypoint", "/sbin/init"}
-	cfg.Config.StopSignal = "SIGRTMIN+3"
-	return mutate.ConfigFile(img, cfg)
+	return imagebuild.Image(imagebuild.Spec{Base: root, Env: []string{defaultPath, "container=docker"},
+		Entrypoint: []string{"/usr/local/bin/entrypoint", "/sbin/init"}, StopSignal: "SIGRTMIN+3"})
 }
 
 // write writes the image build makes as a docker-archive tarball at out, named ref.

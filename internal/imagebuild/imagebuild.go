@@ -26,15 +26,19 @@ import (
 // Spec is one image: the binary's file, where it lands (also the entrypoint) and what the
 // image's config says.
 type Spec struct {
-	Binary string // the static linux binary
+	Binary string // the static linux binary; none when only Base makes the image
 	At     string // its absolute path in the image, e.g. /webhook
 	// Base, when set, is an uncompressed tarball of a root filesystem laid beneath the
-	// binary's layer, for a program that calls others (kube-proxy runs iptables).
-	Base   string
-	User   string // the user the image runs as, e.g. 65532:65532
-	Arch   string // GOARCH; amd64 when empty
-	Env    []string
-	Labels map[string]string
+	// binary's layer, for a program that calls others (kube-proxy runs iptables), or the
+	// whole image (a kind node's root).
+	Base string
+	// Entrypoint replaces the default one, the binary alone.
+	Entrypoint []string
+	StopSignal string
+	User       string // the user the image runs as, e.g. 65532:65532
+	Arch       string // GOARCH; amd64 when empty
+	Env        []string
+	Labels     map[string]string
 	// Created is the config's and the layer history's time; the Unix epoch when zero, so
 	// the same binary makes the same image.
 	Created time.Time
@@ -45,19 +49,7 @@ type Spec struct {
 
 // Image builds the image Spec describes.
 func Image(s Spec) (v1.Image, error) {
-	data, err := os.ReadFile(s.Binary)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := Layer(data, s.At, s.OCI)
-	if err != nil {
-		return nil, err
-	}
-	base := empty.Image
-	if s.OCI {
-		base = mutate.ConfigMediaType(mutate.MediaType(base, types.OCIManifestSchema1), types.OCIConfigJSON)
-	}
-	layers := []v1.Layer{layer}
+	var layers []v1.Layer
 	if s.Base != "" {
 		var opts []tarball.LayerOption
 		if s.OCI {
@@ -69,7 +61,29 @@ func Image(s Spec) (v1.Image, error) {
 		if err != nil {
 			return nil, err
 		}
-		layers = []v1.Layer{root, layer}
+		layers = append(layers, root)
+	}
+	entrypoint := s.Entrypoint
+	if s.Binary != "" {
+		data, err := os.ReadFile(s.Binary)
+		if err != nil {
+			return nil, err
+		}
+		layer, err := Layer(data, s.At, s.OCI)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, layer)
+		if entrypoint == nil {
+			entrypoint = []string{path.Clean(s.At)}
+		}
+	}
+	if len(layers) == 0 {
+		return nil, fmt.Errorf("an image needs a binary or a base")
+	}
+	base := empty.Image
+	if s.OCI {
+		base = mutate.ConfigMediaType(mutate.MediaType(base, types.OCIManifestSchema1), types.OCIConfigJSON)
 	}
 	img, err := mutate.AppendLayers(base, layers...)
 	if err != nil {
@@ -84,7 +98,8 @@ func Image(s Spec) (v1.Image, error) {
 	if cfg.Architecture == "" {
 		cfg.Architecture = "amd64"
 	}
-	cfg.Config.Entrypoint = []string{path.Clean(s.At)}
+	cfg.Config.Entrypoint = entrypoint
+	cfg.Config.StopSignal = s.StopSignal
 	cfg.Config.Env = s.Env
 	cfg.Config.User = s.User
 	cfg.Config.Labels = s.Labels

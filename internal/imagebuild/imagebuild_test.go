@@ -114,3 +114,27 @@ func TestImageOnABase(t *testing.T) {
 	_, err = Image(Spec{Binary: bin, At: "/x", Base: filepath.Join(dir, "missing.tar")})
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+func TestImageOfABaseAlone(t *testing.T) {
+	dir := t.TempDir()
+	var root bytes.Buffer
+	tw := tar.NewWriter(&root)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "sbin/", Mode: 0o755}))
+	require.NoError(t, tw.Close())
+	base := filepath.Join(dir, "root.tar")
+	require.NoError(t, os.WriteFile(base, root.Bytes(), 0o644))
+
+	img, err := Image(Spec{Base: base, Entrypoint: []string{"/sbin/init"}, StopSignal: "SIGRTMIN+3"})
+	require.NoError(t, err)
+	layers, err := img.Layers()
+	require.NoError(t, err)
+	require.Len(t, layers, 1)
+	assert.Equal(t, []tar.Header{{Typeflag: tar.TypeDir, Name: "sbin/", Mode: 0o755}}, entries(t, layers[0]))
+	cfg, err := img.ConfigFile()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/sbin/init"}, cfg.Config.Entrypoint)
+	assert.Equal(t, "SIGRTMIN+3", cfg.Config.StopSignal)
+
+	_, err = Image(Spec{})
+	assert.EqualError(t, err, "an image needs a binary or a base")
+}
