@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -232,6 +233,21 @@ mutatingwebhookconfiguration.admissionregistration.k8s.io/uninstall-test not fou
 		}
 	}
 	hookSA := "system:serviceaccount:uninstall-hook:policyattachment-uninstall"
+	allowed := func(verb, resource, name string) bool {
+		review := object(t, fmt.Sprintf(`apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: %s
+  groups: [system:serviceaccounts, "system:serviceaccounts:uninstall-hook", system:authenticated]
+  resourceAttributes: {group: admissionregistration.k8s.io, resource: %s, verb: %s, name: %q}`, hookSA, resource, verb, name))
+		require.NoError(t, cl.Create(ctx, review))
+		ok, _, _ := unstructured.NestedBool(review.Object, "status", "allowed")
+		return ok
+	}
+	// The API server's RBAC authorizer reads bindings through an informer: a binding just
+	// created takes effect a moment later.
+	require.Eventually(t, func() bool { return allowed("delete", "validatingwebhookconfigurations", "policyattachment") },
+		10*time.Second, 50*time.Millisecond, "the hook's binding never took effect")
 	for _, tc := range []struct {
 		verb, resource, name string
 		allowed              bool
@@ -243,15 +259,7 @@ mutatingwebhookconfiguration.admissionregistration.k8s.io/uninstall-test not fou
 		{"update", "validatingwebhookconfigurations", "policyattachment", false},
 		{"list", "validatingwebhookconfigurations", "", false},
 	} {
-		review := object(t, fmt.Sprintf(`apiVersion: authorization.k8s.io/v1
-kind: SubjectAccessReview
-spec:
-  user: %s
-  groups: [system:serviceaccounts, "system:serviceaccounts:uninstall-hook", system:authenticated]
-  resourceAttributes: {group: admissionregistration.k8s.io, resource: %s, verb: %s, name: %q}`, hookSA, tc.resource, tc.verb, tc.name))
-		require.NoError(t, cl.Create(ctx, review))
-		allowed, _, _ := unstructured.NestedBool(review.Object, "status", "allowed")
-		assert.Equal(t, tc.allowed, allowed, "%s %s/%s", tc.verb, tc.resource, tc.name)
+		assert.Equal(t, tc.allowed, allowed(tc.verb, tc.resource, tc.name), "%s %s/%s", tc.verb, tc.resource, tc.name)
 	}
 	code, _, errOut = run("uninstall", "--name", "another", "--as", hookSA)
 	assert.Equal(t, 2, code)
