@@ -1,9 +1,9 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,19 +25,7 @@ func TestEnvoyGatewayStatusesAreTheTranslators(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join(dir, "in.yaml"))
 	require.NoError(t, err)
 
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	stdout := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- b
-	}()
-	runErr := run(egctl, "testdata/status/envoy-gateway/scenario.yaml", "v1.9.1", filepath.Join(dir, "scenario.yaml"))
-	os.Stdout = stdout
-	require.NoError(t, w.Close())
-	got := <-done
-	require.NoError(t, runErr)
-	require.Equal(t, string(want), string(got), "regenerate with: go run ./hack/statuses -egctl $(bash hack/egctl.sh) -f testdata/status/envoy-gateway/scenario.yaml > testdata/status/envoy-gateway/in.yaml")
+	var got strings.Builder
+	require.NoError(t, run(&got, egctl, "testdata/status/envoy-gateway/scenario.yaml", "v1.9.1", filepath.Join(dir, "scenario.yaml")))
+	require.Equal(t, string(want), got.String(), "regenerate with: go run ./hack/statuses -egctl $(bash hack/egctl.sh) -f testdata/status/envoy-gateway/scenario.yaml > testdata/status/envoy-gateway/in.yaml")
 }

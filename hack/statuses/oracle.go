@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -75,21 +74,17 @@ func compareOnOracle(w io.Writer, egctl string, seed uint64, n int) error {
 }
 
 // withStatuses returns the documents of manifest (named file in messages), each policy with
-// the status Envoy Gateway's translator gives it.
+// the status Envoy Gateway's translator gives it (lastTransitionTime dropped).
 func withStatuses(egctl, file string, manifest []byte) ([]manifests.Document, error) {
 	docs, err := manifests.Decode(file, manifest)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(egctl, "x", "translate", "--from", "gateway-api", "--to", "gateway-api", "-o", "json", "-f", "-")
-	cmd.Stdin = bytes.NewReader(manifest)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := (&oracle.Translator{Egctl: egctl}).Output(context.Background(), manifest)
 	if err != nil {
-		return nil, fmt.Errorf("egctl x translate: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
-	statuses, err := translatedStatuses(out)
+	statuses, err := oracle.TranslatedStatuses(out)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +95,7 @@ func withStatuses(egctl, file string, manifest []byte) ([]manifests.Document, er
 			namespace = "default"
 		}
 		if status, ok := statuses[fmt.Sprint(d.Object["kind"], " ", namespace, "/", meta["name"])]; ok {
-			d.Object["status"] = status
+			d.Object["status"] = dropTransitionTimes(status)
 		}
 	}
 	return docs, nil

@@ -43,6 +43,16 @@ type Translator struct {
 // "Kind namespace/name". An error is the translator's refusal of the input itself (its
 // loader validates each document against Envoy Gateway's CRDs first).
 func (t *Translator) Translate(ctx context.Context, manifest []byte) (map[string]EGStatus, error) {
+	out, err := t.Output(ctx, manifest)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTranslation(out)
+}
+
+// Output returns the translator's gateway-api output (JSON) for manifest, every policy with
+// the status it writes; errors as Translate's.
+func (t *Translator) Output(ctx context.Context, manifest []byte) ([]byte, error) {
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = time.Minute
@@ -59,7 +69,7 @@ func (t *Translator) Translate(ctx context.Context, manifest []byte) (map[string
 		}
 		return nil, &InputRefused{Message: strings.TrimSpace(stderr.String())}
 	}
-	return ParseTranslation(stdout.Bytes())
+	return stdout.Bytes(), nil
 }
 
 // InputRefused is egctl's refusal of the input as a whole: its loader validates every
@@ -69,9 +79,9 @@ type InputRefused struct{ Message string }
 
 func (e *InputRefused) Error() string { return "egctl refused the input: " + e.Message }
 
-// translatedPolicies is the part of egctl's gateway-api output read here: every list of policies
-// with their status.ancestors.
-type translatedPolicies []struct {
+// translatedPolicy is the part of a policy in egctl's gateway-api output read here: its
+// status.ancestors.
+type translatedPolicy struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
 		Namespace string `json:"namespace"`
@@ -92,39 +102,69 @@ type translatedPolicies []struct {
 // policyLists are the output's keys that hold policies.
 var policyLists = []string{"backendTrafficPolicies", "clientTrafficPolicies", "securityPolicies", "envoyExtensionPolicies", "backendTLSPolicies"}
 
-// ParseTranslation reads egctl's gateway-api output (JSON or YAML).
-func ParseTranslation(out []byte) (map[string]EGStatus, error) {
+// translatedPolicies decodes every policy of egctl's gateway-api output (JSON or YAML) into a P.
+func translatedPolicies[P any](out []byte) ([]P, error) {
 	var tr map[string]json.RawMessage
 	if err := yaml.Unmarshal(out, &tr); err != nil {
 		return nil, fmt.Errorf("egctl output: %v", err)
 	}
-	statuses := map[string]EGStatus{}
+	var all []P
 	for _, list := range policyLists {
-		var policies translatedPolicies
-		if raw, ok := tr[list]; ok {
-			if err := json.Unmarshal(raw, &policies); err != nil {
-				return nil, fmt.Errorf("egctl output, %s: %v", list, err)
-			}
+		raw, ok := tr[list]
+		if !ok {
+			continue
 		}
-		for _, p := range policies {
-			s := EGStatus{Verdict: "NoStatus"}
-			if len(p.Status.Ancestors) > 0 {
-				s.Verdict = "Accepted"
-			}
-			for _, a := range p.Status.Ancestors {
-				for _, c := range a.Conditions {
-					switch {
-					case c.Type == "Accepted" && c.Status != "True" && s.Verdict == "Accepted":
-						s.Verdict, s.Message = c.Reason, c.Message
-					case c.Type == "Overridden" && c.Status == "True":
-						s.Overridden = true
-						s.OverriddenBy += c.Message + "\n"
-					case c.Type == "Merged" && c.Status == "True":
-						s.Merged = true
-					}
+		var policies []P
+		if err := json.Unmarshal(raw, &policies); err != nil {
+			return nil, fmt.Errorf("egctl output, %s: %v", list, err)
+		}
+		all = append(all, policies...)
+	}
+	return all, nil
+}
+
+// ParseTranslation reads egctl's gateway-api output (JSON or YAML).
+func ParseTranslation(out []byte) (map[string]EGStatus, error) {
+	policies, err := translatedPolicies[translatedPolicy](out)
+	if err != nil {
+		return nil, err
+	}
+	statuses := map[string]EGStatus{}
+	for _, p := range policies {
+		s := EGStatus{Verdict: "NoStatus"}
+		if len(p.Status.Ancestors) > 0 {
+			s.Verdict = "Accepted"
+		}
+		for _, a := range p.Status.Ancestors {
+			for _, c := range a.Conditions {
+				switch {
+				case c.Type == "Accepted" && c.Status != "True" && s.Verdict == "Accepted":
+					s.Verdict, s.Message = c.Reason, c.Message
+				case c.Type == "Overridden" && c.Status == "True":
+					s.Overridden = true
+					s.OverriddenBy += c.Message + "\n"
+				case c.Type == "Merged" && c.Status == "True":
+					s.Merged = true
 				}
 			}
-			statuses[key(p.Kind, p.Metadata.Namespace, p.Metadata.Name)] = s
+		}
+		statuses[key(p.Kind, p.Metadata.Namespace, p.Metadata.Name)] = s
+	}
+	return statuses, nil
+}
+
+// TranslatedStatuses returns the status egctl's gateway-api output (JSON or YAML) gives each
+// policy, as written, by "Kind namespace/name"; a policy without one is left out.
+func TranslatedStatuses(out []byte) (map[string]any, error) {
+	policies, err := translatedPolicies[map[string]any](out)
+	if err != nil {
+		return nil, err
+	}
+	statuses := map[string]any{}
+	for _, p := range policies {
+		meta, _ := p["metadata"].(map[string]any)
+		if status, ok := p["status"]; ok {
+			statuses[fmt.Sprint(p["kind"], " ", meta["namespace"], "/", meta["name"])] = status
 		}
 	}
 	return statuses, nil

@@ -72,6 +72,22 @@ func TestParseTranslation(t *testing.T) {
 	assert.False(t, got["BackendTrafficPolicy b/nowhere"].Refused())
 }
 
+// TranslatedStatuses keeps each status as written, by the same key as ParseTranslation.
+func TestTranslatedStatuses(t *testing.T) {
+	got, err := TranslatedStatuses([]byte(translated))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{
+		"BackendTrafficPolicy a/old": map[string]any{"ancestors": []any{map[string]any{"conditions": []any{
+			map[string]any{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "Policy has been accepted."},
+			map[string]any{"type": "Overridden", "status": "True", "reason": "Overridden", "message": "This policy is being overridden by other backendTrafficPolicies for these routes: [a/r0]"},
+		}}}},
+		"BackendTrafficPolicy a/young": map[string]any{"ancestors": []any{map[string]any{"conditions": []any{
+			map[string]any{"type": "Accepted", "status": "False", "reason": "Conflicted", "message": "Unable to target HTTPRoute r0, another BackendTrafficPolicy has already attached to it"},
+		}}}},
+		"BackendTrafficPolicy b/nowhere": map[string]any{"ancestors": nil},
+	}, got)
+}
+
 // The report counts agreement, disagreement and what differs by design apart.
 func TestReportClasses(t *testing.T) {
 	s := &Scenario{Seed: 1, Index: 0, Policies: []Object{{}, {}, {}, {}}}
