@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,32 +66,4 @@ spec:
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "webhook check: --diff needs the state to compare with: --cluster (the live cluster) or --base PATH (manifests of the state before)\n", errOut)
-}
-
-// webhookCLIIn is webhookCLI run in dir, so that the manifests' names in its output are as
-// written on the command line.
-func webhookCLIIn(t *testing.T, dir string) func(args ...string) (int, string, string) {
-	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "webhook")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/webhook")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-	kubeconfig := filepath.Join(tmp, "kubeconfig")
-	require.NoError(t, cluster.WriteKubeconfig(kubeconfig))
-	return func(args ...string) (int, string, string) {
-		cmd := exec.Command(bin, append(args, "--kubeconfig", kubeconfig)...)
-		cmd.Dir = dir
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else {
-			require.NoError(t, err)
-		}
-		return code, stdout.String(), stderr.String()
-	}
 }

@@ -24,15 +24,23 @@ import (
 // control plane, returning its exit code, stdout and stderr.
 func webhookCLI(t *testing.T) func(args ...string) (int, string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "webhook")
+	return webhookCLIIn(t, "")
+}
+
+// webhookCLIIn is webhookCLI run in dir (the test's own directory if ""), so that the
+// manifests' names in its output are as written on the command line.
+func webhookCLIIn(t *testing.T, dir string) func(args ...string) (int, string, string) {
+	t.Helper()
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "webhook")
 	build := exec.Command("go", "build", "-o", bin, "../../cmd/webhook")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
-	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kubeconfig := filepath.Join(tmp, "kubeconfig")
 	require.NoError(t, cluster.WriteKubeconfig(kubeconfig))
 	return func(args ...string) (int, string, string) {
 		cmd := exec.Command(bin, append(args, "--kubeconfig", kubeconfig)...)
+		cmd.Dir = dir
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
