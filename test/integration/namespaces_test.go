@@ -82,6 +82,13 @@ func errString(err error) string {
 // namespaceReviews counts the reviews the skip label's guard has answered.
 func namespaceReviews(t *testing.T) float64 {
 	t.Helper()
+	return reviewsAnswered(t, "namespaces")
+}
+
+// reviewsAnswered counts the reviews this process has answered for one of the webhook's
+// endpoints (the webhook label of policyattachment_reviews_total).
+func reviewsAnswered(t *testing.T, webhook string) float64 {
+	t.Helper()
 	families, err := metrics.Registry.Gather()
 	require.NoError(t, err)
 	total := 0.0
@@ -91,7 +98,7 @@ func namespaceReviews(t *testing.T) float64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && l.GetValue() == "namespaces" {
+				if l.GetName() == "webhook" && l.GetValue() == webhook {
 					total += m.GetCounter().GetValue()
 				}
 			}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/internal/testkit"
@@ -245,20 +244,5 @@ func pointTargetsWebhookAt(t *testing.T, to string) (restore func()) {
 // targetReviews counts the reviews of target deletions this process has answered.
 func targetReviews(t *testing.T) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "policyattachment_reviews_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && l.GetValue() == "targets" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
+	return reviewsAnswered(t, "targets")
 }
