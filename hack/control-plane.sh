@@ -8,15 +8,12 @@
 # The first build takes 5 to 15 minutes on 2 cores (13 on the last fresh machine); later calls return at once.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-1.34.4}"
-ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
-CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
-DEST="$CACHE/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
-GO="${GO:-go}"
-
 HACK="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=lib/versions.sh
+. "$HACK/lib/versions.sh"
 # shellcheck source=lib/k8s-module.sh
 . "$HACK/lib/k8s-module.sh"
+DEST="$CACHE/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 log() { echo "control-plane: $*" >&2; }
 
 # An API server that reports another version than it is (a build without the version

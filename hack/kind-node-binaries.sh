@@ -8,15 +8,13 @@
 # kubectl (for the node itself) and etcd. See docs/kind-node-image.md (issue 31).
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-1.34.4}"
-ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
-CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
-TOP="$CACHE/kind-node/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
-DEST="$TOP/bin"
-GO="${GO:-go}"
 HACK="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=lib/versions.sh
+. "$HACK/lib/versions.sh"
 # shellcheck source=lib/k8s-module.sh
 . "$HACK/lib/k8s-module.sh"
+TOP="$CACHE/kind-node/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+DEST="$TOP/bin"
 log() { echo "kind-node-binaries: $*" >&2; }
 export CGO_ENABLED=0
 

@@ -7,13 +7,12 @@
 # About 2 to 4 minutes the first time on 2 cores; later calls return at once.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-1.34.4}"
-CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
-DEST="$CACHE/node/k8s-$K8S_VERSION"
-GO="${GO:-go}"
 HACK="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=lib/versions.sh
+. "$HACK/lib/versions.sh"
 # shellcheck source=lib/k8s-module.sh
 . "$HACK/lib/k8s-module.sh"
+DEST="$CACHE/node/k8s-$K8S_VERSION"
 log() { echo "node-binaries: $*" >&2; }
 
 mkdir -p "$DEST"

@@ -1,7 +1,8 @@
-# Sourced by hack/control-plane.sh and hack/node-binaries.sh: prepares, in the current
-# folder, a Go module that builds Kubernetes commands from k8s.io/kubernetes at
-# $K8S_VERSION through the module proxy. Kubernetes' own go.mod replaces each staging module
-# with ./staging/...; here each one is the published k8s.io/<module> at the matching v0.x.
+# Sourced by hack/control-plane.sh, hack/node-binaries.sh and hack/kind-node-binaries.sh,
+# after lib/versions.sh: prepares, in the current folder, a Go module that builds Kubernetes
+# commands from k8s.io/kubernetes at $K8S_VERSION through the module proxy. Kubernetes' own
+# go.mod replaces each staging module with ./staging/...; here each one is the published
+# k8s.io/<module> at the matching v0.x.
 # Usage: k8s_module NAME CMD...   (CMD: kube-apiserver, kubelet, ...)
 k8s_module() {
   local name="$1"; shift
