@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -317,10 +318,17 @@ func withDeploymentArgs(t *testing.T, args ...string) {
 
 func rollOut(t *testing.T, cs kubernetes.Interface, args []string) {
 	t.Helper()
+	rollOutWith(t, cs, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = args })
+}
+
+// rollOutWith edits the webhook's Deployment with edit, updates it, and waits until only
+// replicas of the new template are left, ready.
+func rollOutWith(t *testing.T, cs kubernetes.Interface, edit func(*appsv1.Deployment)) {
+	t.Helper()
 	ctx := context.Background()
 	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
 	require.NoError(t, err)
-	d.Spec.Template.Spec.Containers[0].Args = args
+	edit(d)
 	d, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	eventuallyWithin(t, 3*time.Minute, func() error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -225,30 +226,10 @@ func withConfig(t *testing.T, sections map[string]any) {
 // waits until only replicas of the new template are left, ready.
 func restartDeployment(t *testing.T, cs kubernetes.Interface) {
 	t.Helper()
-	ctx := context.Background()
-	d, err := cs.AppsV1().Deployments(ns).Get(ctx, "policyattachment-webhook", metav1.GetOptions{})
-	require.NoError(t, err)
-	if d.Spec.Template.Annotations == nil {
-		d.Spec.Template.Annotations = map[string]string{}
-	}
-	d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
-	d, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	eventuallyWithin(t, 3*time.Minute, func() error {
-		current, err := cs.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
+	rollOutWith(t, cs, func(d *appsv1.Deployment) {
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
 		}
-		if s := current.Status; s.ObservedGeneration < d.Generation || s.UpdatedReplicas != 2 || s.ReadyReplicas != 2 || s.Replicas != 2 {
-			return fmt.Errorf("rollout of generation %d: %+v", d.Generation, s)
-		}
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=policyattachment-webhook"})
-		if err != nil {
-			return err
-		}
-		if n := len(pods.Items); n != 2 {
-			return fmt.Errorf("%d pods, want 2 (old replicas still terminating)", n)
-		}
-		return nil
+		d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = time.Now().Format(time.RFC3339Nano)
 	})
 }
