@@ -34,20 +34,18 @@ REPO="$(pwd)"
 t0=$(date +%s)
 log() { printf 'kind-node-image: +%ss %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
 
-K8S_VERSION="${K8S_VERSION:-1.34.4}"
-ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
+# shellcheck source=lib/versions.sh
+. hack/lib/versions.sh
 KIND_VERSION="${KIND_VERSION:-v0.33.0}"
 PAUSE_TAG=3.10.1
-GO="${GO:-go}"
-CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
 
-# The files that make the image. Kubernetes, etcd and kind are named by their versions.
+# The files that make the image, and etcd's version; Kubernetes and kind are named by theirs.
 recipe_files=(hack/kind-node-image.sh hack/kind/iptables-wrapper hack/kind/default-storage.yaml
   hack/kind-cni/default-cni.yaml hack/kind-node-image/main.go internal/imagebuild/imagebuild.go)
 for f in hack/kind-cni/*.go hack/pause/*.go; do
   case "$f" in *_test.go) ;; *) recipe_files+=("$f");; esac
 done
-recipe="$(cat "${recipe_files[@]}" | sha256sum | cut -c1-12)"
+recipe="$({ cat "${recipe_files[@]}"; echo "etcd $ETCD_VERSION"; } | sha256sum | cut -c1-12)"
 REF="policyattachment/kind-node:v$K8S_VERSION-$recipe"
 DIR="$CACHE/kind-node/node-v$K8S_VERSION-kind-$KIND_VERSION-$recipe"
 TAR="$DIR/node.tar"
