@@ -62,15 +62,32 @@ func TestImagesAreWhatTheClusterAsksFor(t *testing.T) {
 	sort.Strings(got)
 	assert.Equal(t, want, got)
 
-	script, err := os.ReadFile("../kind-node-image.sh")
+	// The versions hack/kind-node-image.sh passes are these defaults.
+	assert.Equal(t, map[string]string{"K8S_VERSION": strings.TrimPrefix(defaultK8s, "v"), "ETCD_VERSION": defaultEtcdTag},
+		shellDefaults(t, "../lib/versions.sh", "K8S_VERSION", "ETCD_VERSION"))
+	assert.Equal(t, map[string]string{"PAUSE_TAG": defaultPauseTag}, shellDefaults(t, "../kind-node-image.sh", "PAUSE_TAG"))
+}
+
+// shellDefaults reads the values a shell script gives names, as NAME="${NAME:-VALUE}" or
+// NAME=VALUE, by name; a name it does not set is missing.
+func shellDefaults(t *testing.T, file string, names ...string) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
 	require.NoError(t, err)
-	for _, v := range []string{
-		`ETCD_VERSION="${ETCD_VERSION:-` + defaultEtcdTag + `}"`,
-		`K8S_VERSION="${K8S_VERSION:-` + strings.TrimPrefix(defaultK8s, "v") + `}"`,
-		"PAUSE_TAG=" + defaultPauseTag + "\n",
-	} {
-		assert.Contains(t, string(script), v)
+	got := map[string]string{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		for _, name := range names {
+			v, ok := strings.CutPrefix(l, name+"=")
+			if !ok {
+				continue
+			}
+			if d, ok := strings.CutPrefix(v, `"${`+name+`:-`); ok {
+				v = strings.TrimSuffix(d, `}"`)
+			}
+			got[name] = v
+		}
 	}
+	return got
 }
 
 func TestNodeImageIsKindsBase(t *testing.T) {
