@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules"
@@ -67,6 +69,8 @@ type AuditFinding struct {
 	// for CI formats.
 	File     string `json:"-"`
 	Document int    `json:"-"`
+	// group is the policy kind's API group (Kind alone names two kinds of some names).
+	group string
 }
 
 // Audit treats docs as the stored state (every policy in them exists) and replays the
@@ -82,52 +86,20 @@ func Audit(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 // Audit is Audit of the state built (the builder is spent), each finding located at the
 // document its policy was read from.
 func (s *StateBuilder) Audit(config *rules.Config) *AuditReport {
-	where := make(map[policyKey]manifests.Document, len(s.policies))
+	where := make(map[policyID]manifests.Document, len(s.policies))
 	for _, pd := range s.policies {
-		where[policyKeyOf(pd.doc.Object)] = manifests.Document{Source: pd.doc.Source, Index: pd.doc.Index}
+		meta, _ := pd.doc.Object["metadata"].(map[string]any)
+		where[policyID{pd.row.GroupKind(), stringAt(meta, "namespace"), stringAt(meta, "name")}] = manifests.Document{Source: pd.doc.Source, Index: pd.doc.Index}
 	}
 	snap, observed := s.SnapshotWithStatuses()
 	report := AuditSnapshotWith(snap, config, observed)
 	for i := range report.Findings {
 		f := &report.Findings[i]
-		if d, ok := where[policyKey{f.Kind, f.Namespace, f.Name}]; ok {
+		if d, ok := where[policyID{schema.GroupKind{Group: f.group, Kind: f.Kind}, f.Namespace, f.Name}]; ok {
 			f.File, f.Document = d.Source, d.Index
 		}
 	}
 	return report
-}
-
-// SnapshotWithStatuses is Snapshot, with the statuses the controllers wrote into the
-// policies read (what `audit` and `report` compare with the predictions). The builder is
-// spent.
-func (s *StateBuilder) SnapshotWithStatuses() (*index.Snapshot, *impact.Observations) {
-	objects := map[policyKey]map[string]any{}
-	for _, pd := range s.policies {
-		if _, ok := pd.doc.Object["status"]; ok {
-			objects[policyKeyOf(pd.doc.Object)] = pd.doc.Object
-		}
-	}
-	snap := s.Snapshot()
-	observed := &impact.Observations{}
-	if len(objects) == 0 {
-		return snap, observed
-	}
-	for _, p := range snap.Policies() {
-		if obj, ok := objects[policyKey{p.Row.Kind, p.Namespace, p.Name}]; ok {
-			observed.Add(p, obj)
-		}
-	}
-	return snap, observed
-}
-
-// policyKey names a policy document by kind, namespace and name.
-type policyKey struct{ kind, namespace, name string }
-
-func policyKeyOf(obj map[string]any) policyKey {
-	meta, _ := obj["metadata"].(map[string]any)
-	namespace, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
-	return policyKey{stringAt(obj, "kind"), namespace, name}
 }
 
 // OnlyIn keeps the findings and disagreements of policies in namespace (the audit judged
@@ -193,7 +165,7 @@ func AuditSnapshotWith(snap *index.Snapshot, config *rules.Config, observed *imp
 		report.Disagreements = append(report.Disagreements, auditDisagreement(d))
 	}
 	for _, f := range findings {
-		out := AuditFinding{Kind: f.Policy.Row.Kind, Namespace: f.Policy.Namespace, Name: f.Policy.Name, Denials: denials(f.Denials)}
+		out := AuditFinding{Kind: f.Policy.Row.Kind, group: f.Policy.Row.Group, Namespace: f.Policy.Namespace, Name: f.Policy.Name, Denials: denials(f.Denials)}
 		if !f.Policy.Created.IsZero() {
 			out.Created = f.Policy.Created.UTC().Format(time.RFC3339)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
@@ -106,4 +107,59 @@ func TestStatusComparisonPageShowsRealOutput(t *testing.T) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "status", "envoy-gateway.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "```\n"+string(golden)+"```\n")
+}
+
+// Two policy kinds of one name in two groups (Kuadrant's and NGINX Gateway Fabric's
+// RateLimitPolicy) with one namespace and name are two policies: each is compared with the
+// status written into its own document, and each finding is located at its own document.
+func TestAuditTellsKindsApartByGroup(t *testing.T) {
+	docs, err := manifests.Decode("in.yaml", []byte(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.nginx.org/v1alpha1
+kind: RateLimitPolicy
+metadata: {name: limits, namespace: app}
+spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}, {group: gateway.networking.k8s.io, kind: Gateway, name: gw}]}
+status:
+  ancestors:
+  - ancestorRef: {name: gw}
+    controllerName: gateway.nginx.org/nginx-gateway-controller
+    conditions: [{type: Accepted, status: "True", reason: Accepted}]
+---
+apiVersion: kuadrant.io/v1
+kind: RateLimitPolicy
+metadata: {name: limits, namespace: app}
+spec: {targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: gw}, limits: {l: {rates: [{limit: 1, window: 1s}]}}}
+status:
+  conditions: [{type: Accepted, status: "False", reason: Invalid, message: "not today"}]`))
+	require.NoError(t, err)
+	s, err := StateOf(docs, kinds.BuiltinKindTable())
+	require.NoError(t, err)
+	snap, observed := s.SnapshotWithStatuses()
+	byGroup := map[string]*impact.ObservedStatus{}
+	for _, p := range snap.Policies() {
+		byGroup[p.Row.Group] = observed.Of(p)
+	}
+	assert.Equal(t, map[string]*impact.ObservedStatus{
+		"gateway.nginx.org": {Entries: []impact.ObservedEntry{{
+			Ancestor:   impact.ObjectRef{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "app", Name: "gw"},
+			Controller: "gateway.nginx.org/nginx-gateway-controller",
+			Conditions: []kinds.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted"}},
+		}}},
+		"kuadrant.io": {Entries: []impact.ObservedEntry{{
+			Controller: "kuadrant-operator",
+			Conditions: []kinds.Condition{{Type: "Accepted", Status: "False", Reason: "Invalid", Message: "not today"}},
+		}}},
+	}, byGroup)
+
+	report, err := Audit(docs, kinds.BuiltinKindTable(), nil)
+	require.NoError(t, err)
+	var located []string
+	for _, f := range report.Findings {
+		located = append(located, fmt.Sprintf("%s %s/%s: document %d", f.Kind, f.Namespace, f.Name, f.Document))
+	}
+	assert.Equal(t, []string{"RateLimitPolicy app/limits: document 2"}, located, "the NGINX policy's duplicate target, at its own document")
 }

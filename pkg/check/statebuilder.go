@@ -4,6 +4,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/crdvalidation"
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/manifests"
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
@@ -52,9 +53,25 @@ func (s *StateBuilder) Add(docs []manifests.Document) error {
 
 // Snapshot stores the kept policies in document order and returns the state. The builder
 // is spent.
-func (s *StateBuilder) Snapshot() *index.Snapshot {
+func (s *StateBuilder) Snapshot() *index.Snapshot { return s.store(nil) }
+
+// SnapshotWithStatuses is Snapshot, with the statuses the controllers wrote into the
+// policies read (what `audit` and `report` compare with the predictions), each from the
+// policy's own document. The builder is spent.
+func (s *StateBuilder) SnapshotWithStatuses() (*index.Snapshot, *impact.Observations) {
+	observed := &impact.Observations{}
+	return s.store(observed), observed
+}
+
+// store stores the kept policies in document order (a later document of one policy
+// replacing an earlier one, its status too), recording their statuses in observed if set.
+func (s *StateBuilder) store(observed *impact.Observations) *index.Snapshot {
 	for _, pd := range s.policies {
-		s.b.snap.PutPolicy(policy.NewPolicy(pd.row, pd.doc.Object))
+		p := policy.NewPolicy(pd.row, pd.doc.Object)
+		s.b.snap.PutPolicy(p)
+		if observed != nil {
+			observed.Add(p, pd.doc.Object)
+		}
 	}
 	return s.b.snap
 }
