@@ -138,8 +138,9 @@ ALLOWED ColorPolicy cli-app/route-defaults (UPDATE, `+pr+` document 2)
 	code, _, errOut = run("explain", "--cluster", "--target", "httproute/store")
 	assert.Equal(t, 0, code, errOut) // the kubeconfig's namespace is "default": no such route, no paths
 	code, out, errOut = run("explain", "httproute/store", "-n", "cli-app")
-	assert.Equal(t, 0, code, errOut) // a target and no manifests: the cluster, as kubectl reads it
-	assert.Contains(t, out, "Policies on the paths through HTTPRoute cli-app/store:")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, explained, out, "a target and no manifests: the cluster, as kubectl reads it")
+	assert.Empty(t, errOut, "piped: no progress")
 
 	// With a target, explain reads the target's paths by name and lists only what it must:
 	// a Gateway policy reaching another team's route too is judged on store's path alone,
