@@ -149,8 +149,14 @@ func TestTargetDeletionRefusedThenFailsOpen(t *testing.T) {
 	assert.Equal(t, elsewhere, w.Take())
 
 	// The namespace controller empties namespaces being deleted: its deletions are never
-	// sent to the webhook, so never refused.
+	// sent to the webhook, so never refused. Anyone else's is reviewed, and counted: the
+	// count below is one that moves.
 	reviews := targetReviews(t)
+	err = cl.Delete(ctx, gatewayObject("tdel-refuse"), client.DryRunAll)
+	require.Error(t, err)
+	assert.Equal(t, refusal, err.Error())
+	assert.Equal(t, reviews+1, targetReviews(t), "a reviewed deletion is counted")
+	reviews = targetReviews(t)
 	asController := rest.CopyConfig(cfg)
 	asController.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:kube-system:namespace-controller",
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}}
