@@ -186,16 +186,20 @@ Paths:
 	assert.Equal(t, want, out, "reading the whole cluster tells the same")
 	assert.Regexp(t, `read \d+ httproutes.gateway.networking.k8s.io\n`, errOut)
 
-	// Through the Gateway: its routes are found by listing, and only those are kept.
+	// Through the Gateway: its routes are found by listing, and only those are kept; it
+	// explains what reading the whole cluster explains.
 	code, out, errOut = run("explain", "--cluster", "gateway", "gw", "-n", "cli-infra", "-v=6")
 	require.Equal(t, 0, code, errOut)
+	code, whole, errWhole := run("explain", "--cluster", "-f", unrelated, "gateway", "gw", "-n", "cli-infra")
+	require.Equal(t, 0, code, errWhole)
+	assert.Equal(t, whole, out)
 	assert.Contains(t, out, "HTTPRoute cli-other/other > Rule 0 > Service cli-other/b2\n    color:                   \"green\"  (from cli-infra/gw-green)\n")
 	assert.Regexp(t, `read 2 httproutes.gateway.networking.k8s.io, of \d+ listed, on the target's paths\n`, errOut)
 
 	// Through a backend a route names (no Service object needed), as over the whole cluster.
 	code, out, errOut = run("explain", "--cluster", "svc/b2", "-n", "cli-other", "--verbose")
 	require.Equal(t, 0, code, errOut)
-	_, whole, _ := run("explain", "--cluster", "-f", unrelated, "--target", "svc/b2", "-n", "cli-other")
+	_, whole, _ = run("explain", "--cluster", "-f", unrelated, "--target", "svc/b2", "-n", "cli-other")
 	assert.Equal(t, whole, out)
 	assert.Contains(t, out, "Gateway cli-infra/gw > Listener http > HTTPRoute cli-other/other > Rule 0 > Service cli-other/b2\n")
 	assert.Regexp(t, `read 1 httproutes.gateway.networking.k8s.io, of \d+ listed, on the target's paths\n`, errOut)
