@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/merge"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
@@ -278,7 +276,7 @@ func (r *pathRecord) ancestors(snap topology.Snapshot) []AncestorStatus {
 			switch {
 			case r.refused != "":
 				ts.Accepted = r.refused
-			case tl.contexts() == 0 && !exists(snap, k):
+			case tl.contexts() == 0 && missing(snap, p, k):
 				ts.Accepted = ReasonTargetNotFound
 			}
 			if ts.Accepted == ReasonAccepted {
@@ -311,17 +309,11 @@ func (r *pathRecord) ancestors(snap topology.Snapshot) []AncestorStatus {
 	return out
 }
 
-// exists reports whether a target's object, and its section when it names one, is in the
-// snapshot.
-func exists(snap topology.Snapshot, k policy.TargetKey) bool {
-	if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: k.Group, Kind: k.Kind}); info.Role == kinds.RoleGatewayClass || info.Role == kinds.RoleNamespace {
-		return true // the webhook does not read these objects: not found is never said of them
-	}
-	o, ok := snap.Object(k.Object())
-	if !ok {
-		return false
-	}
-	return k.Section == "" || !o.HasSections() || o.HasSection(k.Section)
+// missing reports whether the snapshot lacks p's target k, or its section, as
+// validation.WarnMissingTargets warns of it (a kind the webhook does not read is not missing).
+func missing(snap topology.Snapshot, p *policy.Policy, k policy.TargetKey) bool {
+	target, _ := p.Row.Target(k.Group, k.Kind)
+	return validation.Missing(snap, target, k) != ""
 }
 
 // ownAncestors returns the Gateway a target with no path is or belongs to: a Gateway

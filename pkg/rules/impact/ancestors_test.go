@@ -126,6 +126,44 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: empt
 		Targets: []TargetStatus{{TargetRef: gatewayRef("infra", "empty"), Accepted: ReasonAccepted, Status: StatusNoTargets}}}}, idle.Ancestors)
 }
 
+// A target is TargetNotFound under its ancestor only where Evaluate warns it is not found:
+// an InferencePool is not read from the cluster (kinds.TargetInfo.Watched), so one with no
+// path yet is accepted and reaches nothing, not said to be missing.
+func TestPredictAncestorsNotFoundAsWarned(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	snap := rulestest.World(t, table, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: app}
+spec: {listeners: [{name: http, protocol: HTTP, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: app}
+spec: {parentRefs: [{name: gw}], rules: [{backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: pool-a}]}]}
+---
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: pools, namespace: app}
+spec:
+  targetRefs:
+  - {group: inference.networking.k8s.io, kind: InferencePool, name: pool-a}
+  - {group: inference.networking.k8s.io, kind: InferencePool, name: pool-b}
+  backend: {http: {requestTimeout: 5s}}`)
+	p := storedPolicy(t, snap, "app", "pools")
+	assert.Empty(t, validation.WarnMissingTargets(p, snap))
+	pool := func(name string) ObjectRef {
+		return ObjectRef{Group: "inference.networking.k8s.io", Kind: "InferencePool", Namespace: "app", Name: name}
+	}
+	assert.Equal(t, []AncestorStatus{{
+		AncestorRef: gatewayRef("app", "gw"), Accepted: ReasonAccepted, Status: StatusEnforced, Contexts: 1, named: true,
+		Targets: []TargetStatus{
+			{TargetRef: pool("pool-a"), Accepted: ReasonAccepted, Status: StatusEnforced, Contexts: 1},
+			{TargetRef: pool("pool-b"), Accepted: ReasonAccepted, Status: StatusNoTargets},
+		},
+	}}, Predict(snap, p, nil).Ancestors)
+}
+
 // The annotation names a Gateway in another namespace only where the policy's own namespace
 // names it (it targets it, or a route there attaches to it) or the config reveals other
 // namespaces: a Service's policy whose only route is another tenant's does not learn that

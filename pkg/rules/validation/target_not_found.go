@@ -25,16 +25,11 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 			warnings = append(warnings, w)
 		}
 		key := p.Key(ref)
-		obj, found := snap.Object(key)
-		if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: ref.Group, Kind: ref.Kind}); !found && !info.Watched {
-			continue // the webhook does not read such objects from the cluster: absence says nothing
-		}
-		if !found {
+		switch Missing(snap, target, key) {
+		case WarningTargetNotFound:
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s not found; the policy takes effect once it exists",
 				WarningTargetNotFound, ref.Path, key.Object().Shown()))
-			continue
-		}
-		if ref.SectionName != "" && obj.HasSections() && target.Section != kinds.NoSections && !obj.HasSection(ref.SectionName) {
+		case WarningSectionNotFound:
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s has no %s named %q; the policy takes effect once it does",
 				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object().Shown(), target.Section.Noun(), policy.Echo(ref.SectionName)))
 		}
@@ -43,6 +38,24 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 		warnings = append(warnings, selectorWarnings(p, &p.TargetSelectors()[i], snap)...)
 	}
 	return warnings
+}
+
+// Missing says what of the target at key (a kind target of the policy's row) the snapshot
+// lacks: WarningTargetNotFound (the object), WarningSectionNotFound (the section key names,
+// where the object has sections and target lets a policy name one), or "" (both there, or a
+// kind the webhook does not read from the cluster, whose absence says nothing).
+func Missing(snap topology.Snapshot, target kinds.TargetKind, key policy.TargetKey) string {
+	obj, found := snap.Object(key.Object())
+	switch {
+	case !found:
+		if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind}); !info.Watched {
+			return "" // the webhook does not read such objects from the cluster
+		}
+		return WarningTargetNotFound
+	case key.Section != "" && obj.HasSections() && target.Section != kinds.NoSections && !obj.HasSection(key.Section):
+		return WarningSectionNotFound
+	}
+	return ""
 }
 
 // selectorWarnings warns when a target selector selects nothing now, and when it selects
