@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,22 +106,9 @@ func (s *StateBuilder) Audit(config *rules.Config) *AuditReport {
 // OnlyIn keeps the findings and disagreements of policies in namespace (the audit judged
 // them against the whole state; statusesCompared still counts every namespace's).
 func (r *AuditReport) OnlyIn(namespace string) {
-	kept := r.Findings[:0]
-	for _, f := range r.Findings {
-		if f.Namespace == namespace {
-			kept = append(kept, f)
-		}
-	}
-	r.Findings = kept
-	r.Summary.Findings = len(kept)
-	disagreements := r.Disagreements[:0]
-	for _, d := range r.Disagreements {
-		if d.Namespace == namespace {
-			disagreements = append(disagreements, d)
-		}
-	}
-	r.Disagreements = disagreements
-	r.Summary.Disagreements = len(disagreements)
+	r.Findings = slices.DeleteFunc(r.Findings, func(f AuditFinding) bool { return f.Namespace != namespace })
+	r.Disagreements = slices.DeleteFunc(r.Disagreements, func(d AuditDisagreement) bool { return d.Namespace != namespace })
+	r.Summary.Findings, r.Summary.Disagreements = len(r.Findings), len(r.Disagreements)
 }
 
 // AsReport is the audit as a check report whose results are the findings (each denied, with
@@ -196,11 +184,7 @@ func auditDisagreement(d impact.Disagreement) AuditDisagreement {
 // the controllers' statuses and the predictions, in policy order.
 func WriteAuditText(w io.Writer, r *AuditReport) error {
 	for _, f := range r.Findings {
-		ref := f.Name
-		if f.Namespace != "" {
-			ref = f.Namespace + "/" + f.Name
-		}
-		if _, err := fmt.Fprintf(w, "WOULD DENY %s %s (created %s)\n", f.Kind, ref, f.Created); err != nil {
+		if _, err := fmt.Fprintf(w, "WOULD DENY %s %s (created %s)\n", f.Kind, ref(Result{Namespace: f.Namespace, Name: f.Name}), f.Created); err != nil {
 			return err
 		}
 		for _, d := range f.Denials {
@@ -210,11 +194,7 @@ func WriteAuditText(w io.Writer, r *AuditReport) error {
 		}
 	}
 	for _, d := range r.Disagreements {
-		ref := d.Name
-		if d.Namespace != "" {
-			ref = d.Namespace + "/" + d.Name
-		}
-		if _, err := fmt.Fprintf(w, "DISAGREES %s %s [%s]\n    %s\n", d.Kind, ref, d.Class, d.Message); err != nil {
+		if _, err := fmt.Fprintf(w, "DISAGREES %s %s [%s]\n    %s\n", d.Kind, ref(Result{Namespace: d.Namespace, Name: d.Name}), d.Class, d.Message); err != nil {
 			return err
 		}
 	}
