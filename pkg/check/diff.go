@@ -353,7 +353,7 @@ func indexDocs(docs []manifests.Document) docIndex {
 		meta, _ := d.Object["metadata"].(map[string]any)
 		id := objectID{gv.Group, stringAt(d.Object, "kind"), stringAt(meta, "namespace"), stringAt(meta, "name")}
 		x.byObject[id] = append(x.byObject[id], i)
-		if id.group == "gateway.networking.k8s.io" && id.kind == "ReferenceGrant" {
+		if id.group == kinds.GatewayGroup && id.kind == "ReferenceGrant" {
 			x.grantsIn[id.namespace] = append(x.grantsIn[id.namespace], i)
 		}
 	}

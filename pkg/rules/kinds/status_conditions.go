@@ -81,7 +81,7 @@ var (
 		{When: []ConditionMatch{{Type: "Accepted", Status: "False", Reason: "TargetNotFound"}}, Means: []string{"NoTargets"}},
 		{When: []ConditionMatch{{Type: "Accepted", Status: "False"}}, Means: []string{MeansRefused}},
 	}
-	gatewayAPIAcceptance = StatusRule{When: []ConditionMatch{{Type: "Accepted", Status: "True"}}, Means: []string{"Enforced", "PartiallyEnforced", "Overridden", "NoTargets"}}
+	gatewayAPIAcceptance = StatusRule{When: []ConditionMatch{{Type: "Accepted", Status: "True"}}, Means: impactStatuses}
 )
 
 // StatusScope is where the kind's implementation writes its conditions.
