@@ -1,5 +1,7 @@
 # Multi-stage: a static binary on distroless, running as non-root.
-FROM golang:1.26 AS build
+FROM golang:1.27 AS build
+# Gateway API v1.7.0 needs Go 1.27; the same toolchain the Makefile pins.
+ENV GOTOOLCHAIN=go1.27.3
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

@@ -1,6 +1,9 @@
 # Gateway API policy attachment webhook. `make help` lists the targets.
 
 GO       ?= go
+# Gateway API v1.7.0 needs Go 1.27; a machine with an older Go fetches this toolchain from the
+# Go module proxy (about 10 s, once). hack/lib/toolchain.sh names the same one for the scripts.
+export GOTOOLCHAIN ?= go1.27.3
 BIN      := bin/webhook
 PKGS     := ./...
 EXAMPLES := examples

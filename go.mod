@@ -1,6 +1,6 @@
 module github.com/policyattachment/webhook
 
-go 1.26.7
+go 1.27.0
 
 require (
 	github.com/KimMachineGun/automemlimit v1.0.1
@@ -24,7 +24,7 @@ require (
 	k8s.io/apiserver v0.37.1
 	k8s.io/client-go v0.37.1
 	sigs.k8s.io/controller-runtime v0.25.2
-	sigs.k8s.io/gateway-api v1.6.3
+	sigs.k8s.io/gateway-api v1.7.0
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 	sigs.k8s.io/kustomize/api v0.21.1
 	sigs.k8s.io/kustomize/kyaml v0.21.1

@@ -9,6 +9,8 @@
 # Everything is cached outside the checkout; prints the folder holding images/*.tar and
 # cert-manager.yaml.
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"

@@ -14,6 +14,8 @@
 #   E2E_RUN=Renewal hack/e2e-kind.sh      only the tests matching a go test -run pattern
 #   KEEP_CLUSTER=1 hack/e2e-kind.sh       leave the cluster (and dockerd) running afterwards
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 t0=$(date +%s)

@@ -16,6 +16,8 @@
 #   E2E_RUN=Renewal hack/e2e-node.sh        only the tests matching a go test -run pattern
 #   KEEP_NODE=1 hack/e2e-node.sh            leave the node running (hack/realnode.sh down --purge stops it)
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 t0=$(date +%s)

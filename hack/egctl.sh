@@ -14,6 +14,8 @@
 # EG_VERSION picks the module version (default: the one internal/kindsdrift checks rows against).
 # Cold, the build takes about 30 minutes on 2 cores; later runs print the cached path at once.
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}

@@ -6,6 +6,8 @@
 # "context deadline exceeded" and no input written (https://go.dev/issue/75804, fixed in Go
 # 1.27). Such a run is reported as that race, not as a finding, and the next target still runs.
 set -uo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 FUZZTIME="${FUZZTIME:-30s}"

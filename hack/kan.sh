@@ -5,6 +5,8 @@
 # XAccessPolicies. `go install module@version` is refused here (the module proxy will not list
 # the module's versions), so the build runs on a copy of the module's source in the cache.
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}

@@ -29,6 +29,8 @@
 # Needs root (debootstrap, chroot, a private mount namespace for the preload). Cold, with
 # the Kubernetes binaries cached, it takes a few minutes; see docs/kind-node-image.md.
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 t0=$(date +%s)

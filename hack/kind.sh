@@ -6,6 +6,8 @@
 # KIND_VERSION picks the module version. Cold, the build takes about a minute on 2 cores
 # (measured: see issue 31); later runs print the cached path at once.
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 
 GO=${GO:-go}
 KIND_VERSION=${KIND_VERSION:-v0.33.0}

@@ -33,7 +33,7 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 if [ ! -x "$DEST/pause" ]; then
   log "building the sandbox (pause) program..."
-  (cd "$HACK/.." && CGO_ENABLED=0 "$GO" build -trimpath -ldflags '-s -w' -o "$DEST/pause" ./hack/pause)
+  (. "$HACK/lib/toolchain.sh" && cd "$HACK/.." && CGO_ENABLED=0 "$GO" build -trimpath -ldflags '-s -w' -o "$DEST/pause" ./hack/pause)
 fi
 log "ready: $DEST"
 echo "$DEST"

@@ -14,6 +14,8 @@
 #
 # Needs root (network namespaces, mounts, cgroups). kubectl: KUBECONFIG=$ROOT/pki/admin.kubeconfig.
 set -euo pipefail
+# shellcheck source=lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
 
 ROOT="${REALNODE_ROOT:-/var/lib/policyattachment-node}"
 RUN=/run/policyattachment-node
