@@ -7,6 +7,12 @@ import "github.com/policyattachment/webhook/pkg/rules/policy"
 // listener, how many routes it has (ListenerStatus.AttachedRoutes). The walk decides with
 // the same rules (attachment.go); these name the answers the Gateway API conformance tests
 // check (internal/conformance).
+//
+// Unlike the walk, these count a listener that loses a listener conflict
+// (listener_conflicts.go): status reports attachment, not traffic. "A Route MAY attach to a
+// conflicted ListenerSet" (GEP-1713), and Envoy Gateway counts a route on a conflicted
+// listener in AttachedRoutes and reports it Accepted there, building nothing for it (v1.9.1
+// internal/gatewayapi/route.go processHTTPRouteParentRefListener).
 
 // ParentAttachment is where one parentRef of a route attaches.
 type ParentAttachment struct {

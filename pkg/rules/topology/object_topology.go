@@ -3,6 +3,7 @@ package topology
 import (
 	"iter"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -25,6 +26,11 @@ type GatewayInfo struct {
 	// accepts.
 	ListenersFrom     string
 	ListenersSelector map[string]any
+	// Created is metadata.creationTimestamp in Unix seconds (the API server writes it to the
+	// second; 0 when absent): ListenerSets' listeners take precedence oldest first
+	// (listener_conflicts.go). An int64 holds no pointer for the collector to scan, where a
+	// time.Time holds one.
+	Created int64
 }
 
 // ListenerInfo is one listener.
@@ -212,7 +218,7 @@ func (o *Object) parseTopology(raw map[string]any) {
 	info, _ := kinds.TargetInfoFor(o.GroupKind())
 	switch info.Role {
 	case kinds.RoleGateway, kinds.RoleListenerSet:
-		g := &GatewayInfo{ClassName: intern.String(str(spec["gatewayClassName"]))}
+		g := &GatewayInfo{ClassName: intern.String(str(spec["gatewayClassName"])), Created: created(raw)}
 		for _, l := range list(spec["listeners"]) {
 			g.Listeners = append(g.Listeners, parseListener(l))
 		}
@@ -293,6 +299,17 @@ func (r *RouteInfo) parse(o *Object, spec map[string]any) {
 	o.Name = r.in(name)
 	// Kept for the life of the process, and clipped (see routeTopology).
 	r.parents, r.backendKeys = slices.Clip(r.parents), slices.Clip(r.backendKeys)
+}
+
+// created reads metadata.creationTimestamp (RFC 3339) in Unix seconds; 0 when absent or
+// malformed.
+func created(raw map[string]any) int64 {
+	meta, _ := raw["metadata"].(map[string]any)
+	t, err := time.Parse(time.RFC3339, str(meta["creationTimestamp"]))
+	if err != nil {
+		return 0
+	}
+	return t.Unix()
 }
 
 func parseListener(l map[string]any) ListenerInfo {

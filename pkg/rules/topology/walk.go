@@ -74,6 +74,9 @@ type walker struct {
 	snap Snapshot
 	end  kinds.Depth
 	out  []ContextPath
+	// conflicts are the listener conflicts of each Gateway the walk has judged
+	// (listener_conflicts.go), judged once per walk.
+	conflicts map[*Object]map[ListenerRef]ListenerConflict
 }
 
 func (w *walker) emit(c ContextPath) {
@@ -94,7 +97,8 @@ func (w *walker) fromGateway(gw *Object, listener string, route *Object) {
 }
 
 // fromListeners walks the listeners of gw (or of a ListenerSet of gw), optionally only one
-// listener, and optionally only one route.
+// listener, and optionally only one route. A listener that loses a listener conflict is on
+// no path (listener_conflicts.go).
 func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 	if w.end == kinds.DepthGateway {
 		if set == nil {
@@ -110,7 +114,7 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 		owner = set
 	}
 	for _, l := range owner.Gateway.Listeners {
-		if listener != "" && l.Name != listener {
+		if (listener != "" && l.Name != listener) || w.lost(gw, owner, l.Name) {
 			continue
 		}
 		base := ContextPath{Gateway: gw, Set: set, Listener: l.Name}
@@ -148,7 +152,7 @@ func (w *walker) viaParents(route *Object, rule string, backend *policy.TargetKe
 			set = owner
 		}
 		for _, l := range owner.Gateway.Listeners {
-			if w.attaches(route, owner, l) {
+			if w.attaches(route, owner, l) && !w.lost(gw, owner, l.Name) {
 				w.fromRoute(ContextPath{Gateway: gw, Set: set, Listener: l.Name}, route, rule, backend)
 			}
 		}
@@ -271,10 +275,10 @@ func (w *walker) direct(key policy.TargetKey) {
 }
 
 // directListeners emits c for each listener of owner (a Gateway or a ListenerSet), or only
-// the one named section.
+// the one named section; not one that loses a listener conflict.
 func (w *walker) directListeners(c ContextPath, owner *Object, section string) {
 	for _, l := range owner.Gateway.Listeners {
-		if section == "" || l.Name == section {
+		if (section == "" || l.Name == section) && !w.lost(c.Gateway, owner, l.Name) {
 			c.Listener = l.Name
 			w.emit(c)
 		}

@@ -76,7 +76,11 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 // (Envoy Gateway writes no status; a section it cannot find leaves both not Accepted), and
 // the target may arrive later in the same apply. Such a policy is warned TargetNotFound or
 // SectionNotFound (WarnMissingTargets). A target of a kind the webhook does not read is taken
-// to exist: its absence says nothing.
+// to exist: its absence says nothing. A listener that loses a listener conflict exists: the
+// implementation finds a policy's section among the listeners its Gateway or ListenerSet
+// lists, accepted or not, and refuses the younger of two there as Conflicted all the same
+// (Envoy Gateway v1.9.1 backendtrafficpolicy.go resolveBackendTrafficPolicyListenerSetTargetRef,
+// clienttrafficpolicy.go claimedSections); it is warned ListenerConflicted.
 func present(snap topology.Snapshot, key policy.TargetKey) bool {
 	obj, found := snap.Object(key)
 	if !found {

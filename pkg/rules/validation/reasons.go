@@ -27,6 +27,10 @@ const (
 	// WarningSelectionNotPermitted: a target selector selects objects in other namespaces
 	// that no ReferenceGrant lets the policy reference; the implementation ignores them.
 	WarningSelectionNotPermitted = "SelectionNotPermitted"
+	// WarningListenerConflicted: a sectionName names a listener that loses a listener
+	// conflict (Gateway API's Conflicted listener, not Accepted): the policy takes effect
+	// nowhere through it until the conflict is gone.
+	WarningListenerConflicted = "ListenerConflicted"
 )
 
 // Reasons lists the stable reasons, in the order the rules report them.

@@ -13,7 +13,8 @@ import (
 
 // WarnMissingTargets warns, never denies, when a target or its section does not exist yet:
 // `kubectl apply -f dir/` must not depend on the order of files. It also warns when the
-// implementation acts on a target only from another namespace (warnOnlyFromNamespace).
+// implementation acts on a target only from another namespace (warnOnlyFromNamespace), and
+// when a section is a listener that loses a listener conflict (warnListenerConflicted).
 func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 	var warnings []string
 	for _, ref := range p.TargetRefs {
@@ -32,6 +33,10 @@ func WarnMissingTargets(p *policy.Policy, snap topology.Snapshot) []string {
 		case WarningSectionNotFound:
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s has no %s named %q; the policy takes effect once it does",
 				WarningSectionNotFound, ref.Path.Child("sectionName"), key.Object().Shown(), target.Section.Noun(), policy.Echo(ref.SectionName)))
+		default:
+			if w, ok := warnListenerConflicted(p, ref, key, snap); ok {
+				warnings = append(warnings, w)
+			}
 		}
 	}
 	for i := range p.TargetSelectors() {

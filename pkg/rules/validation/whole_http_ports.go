@@ -18,9 +18,10 @@ import (
 // helpers.go listenersWithSameHTTPPort) and refuses such a policy as Invalid. A target
 // covers: a listener (a section) itself; a whole ListenerSet its listeners; a whole Gateway
 // its own listeners and those of its ListenerSets (they are named under it). The listeners
-// that count are those served: the Gateway's, then those of the ListenerSets it accepts
-// unless one already served has the same port and hostname (a Gateway API listener
-// conflict: the later is not accepted). HTTPS listeners have their own filter chains and
+// that count are those the implementation certainly serves (it finds the overlap among the
+// listeners it builds): the Gateway's and those of the ListenerSets it accepts, but none that
+// loses a listener conflict or may (topology.ListenerConflicts: a doubt counts as not
+// served, so that it never makes a denial). HTTPS listeners have their own filter chains and
 // never count.
 func ValidateWholeHTTPPorts(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.ErrorList {
 	if !p.Row.WholeHTTPPorts {
@@ -67,21 +68,16 @@ type servedListener struct {
 	owner *topology.Object
 }
 
-// servedHTTPListeners lists the plain-HTTP listeners gw serves: its own, then those of the
-// ListenerSets it accepts that no earlier one conflicts with (same port and hostname).
+// servedHTTPListeners lists the plain-HTTP listeners gw certainly serves: its own, then
+// those of the ListenerSets it accepts, but none in a listener conflict it loses or may.
 func servedHTTPListeners(snap topology.Snapshot, gw *topology.Object) []servedListener {
 	var out []servedListener
-	taken := map[string]bool{}
-	for i, owner := range append([]*topology.Object{gw}, topology.AcceptedListenerSets(snap, gw)...) {
+	conflicts := topology.ListenerConflicts(snap, gw)
+	for _, owner := range append([]*topology.Object{gw}, topology.AcceptedListenerSets(snap, gw)...) {
 		for _, l := range owner.Gateway.Listeners {
-			if l.Protocol != "HTTP" {
+			if _, inConflict := conflicts[topology.ListenerRef{Owner: owner, Name: l.Name}]; l.Protocol != "HTTP" || inConflict {
 				continue
 			}
-			k := fmt.Sprint(l.Port, "/", l.Hostname)
-			if i > 0 && taken[k] {
-				continue
-			}
-			taken[k] = true
 			out = append(out, servedListener{ListenerInfo: l, owner: owner})
 		}
 	}
