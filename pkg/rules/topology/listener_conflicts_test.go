@@ -17,7 +17,7 @@ import (
 // set is a ListenerSet of the Gateway infra/gw in a conflicts world.
 type set struct {
 	namespace, name, created string
-	listeners              string // a YAML list
+	listeners                string // a YAML list
 }
 
 // conflictsWorld is a Gateway infra/gw that accepts ListenerSets from every namespace (or
