@@ -185,6 +185,27 @@ func TestRouteAttachment(t *testing.T) {
 		"a policy on the named rule is more specific than the Gateway's defaults")
 }
 
+// TestListenerSetHostnameConflict: of the conformance test's listeners, those not accepted
+// carry no path, and the policies on them reach nothing and override nothing.
+func TestListenerSetHostnameConflict(t *testing.T) {
+	statuses, paths := explained(t, "listenerset-hostname-conflict")
+	const (
+		gw    = "Gateway gateway-conformance-infra/gateway-with-listenerset-hostname-conflict > "
+		route = " > HTTPRoute gateway-conformance-infra/on-every-parent > Rule main"
+		set   = "ListenerSet gateway-conformance-infra/listenerset-with-hostname-conflict-with-"
+	)
+	assert.Equal(t, []string{
+		gw + "Listener gateway-listener" + route,
+		gw + "Listener hostname-conflict-with-gateway-listener" + route,
+		gw + set + "gateway-1 > Listener hostname-conflict-with-listener-set-listener" + route,
+		gw + set + "gateway-1 > Listener listener-set-1-listener" + route,
+		gw + set + "listener-set-1 > Listener listener-set-2-listener" + route,
+	}, pathsOf(paths))
+	assert.Equal(t, impact.StatusNoTargets, statuses["on-conflicted-listener"].Status)
+	assert.Equal(t, impact.StatusNoTargets, statuses["on-listenerset-not-accepted"].Status)
+	assert.Equal(t, []string{"gateway-conformance-infra/on-accepted-listener"}, statuses["gateway-wide"].OverriddenBy)
+}
+
 // TestKuadrantMatrix is the Kuadrant RFC's D/O matrix: which limits reach the route rule.
 func TestKuadrantMatrix(t *testing.T) {
 	_, colours := explained(t, "kuadrant-matrix")
