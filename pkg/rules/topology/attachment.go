@@ -94,15 +94,40 @@ func AcceptedListenerSets(snap Snapshot, gw *Object) []*Object {
 
 // selects applies a namespace label selector to the labels of namespace ns.
 func (w *walker) selects(selector map[string]any, ns string) bool {
+	s, ok := parseSelector(selector)
+	return ok && s.Matches(labels.Set(w.namespaceLabels(ns)))
+}
+
+// parseSelector reads a label selector from generic JSON.
+func parseSelector(selector map[string]any) (labels.Selector, bool) {
 	var sel metav1.LabelSelector
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(selector, &sel); err != nil {
-		return false
+		return nil, false
 	}
 	s, err := metav1.LabelSelectorAsSelector(&sel)
-	if err != nil {
-		return false
+	return s, err == nil
+}
+
+// setAcceptor is setAccepted for the ListenerSets of gw, with gw's namespace selector read
+// once and each namespace's answer kept: judging a Gateway's listeners asks it of every
+// ListenerSet of the Gateway.
+func (w *walker) setAcceptor(gw *Object) func(set *Object) bool {
+	if gw.Gateway.ListenersFrom != "Selector" {
+		return func(set *Object) bool { return w.setAccepted(gw, set) }
 	}
-	return s.Matches(labels.Set(w.namespaceLabels(ns)))
+	sel, ok := parseSelector(gw.Gateway.ListenersSelector)
+	answers := map[string]bool{}
+	return func(set *Object) bool {
+		if !ok {
+			return false
+		}
+		a, known := answers[set.Namespace]
+		if !known {
+			a = sel.Matches(labels.Set(w.namespaceLabels(set.Namespace)))
+			answers[set.Namespace] = a
+		}
+		return a
+	}
 }
 
 // namespaceAllowed applies allowedRoutes.namespaces: Same (the default), All, or Selector

@@ -5,9 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 )
@@ -98,7 +95,7 @@ type ListenerConflict struct {
 // that lose a listener conflict or may; a listener not in it has no conflict.
 func ListenerConflicts(snap Snapshot, gw *Object) map[ListenerRef]ListenerConflict {
 	w := &walker{snap: snap}
-	return w.conflictsOf(gw)
+	return w.judge(gw, true)
 }
 
 // LostListener returns the conflict a listener named by key (a Gateway or ListenerSet and a
@@ -112,18 +109,41 @@ func LostListener(snap Snapshot, key policy.TargetKey) (ListenerConflict, bool) 
 	if !ok {
 		return ListenerConflict{}, false
 	}
-	c, found := w.conflictsOf(gw)[ListenerRef{Owner: owner, Name: key.Section}]
-	return c, found && c.Lost
+	for i := range owner.Gateway.Listeners {
+		if l := &owner.Gateway.Listeners[i]; l.Name == key.Section {
+			return w.lostOne(gw, owner, l)
+		}
+	}
+	return ListenerConflict{}, false
 }
 
-// lost reports whether listener name of owner (gw or one of its ListenerSets) loses.
-func (w *walker) lost(gw, owner *Object, name string) bool {
-	c, ok := w.conflictsOf(gw)[ListenerRef{Owner: owner, Name: name}]
-	return ok && c.Lost
+// lost reports whether listener l of owner (gw or one of its ListenerSets) loses: from the
+// judgement of all gw's listeners where the walk made one (judgeAll), else by lostOne.
+func (w *walker) lost(gw, owner *Object, l *ListenerInfo) bool {
+	if m, ok := w.conflicts[gw]; ok {
+		c, found := m[ListenerRef{Owner: owner, Name: l.Name}]
+		return found && c.Lost
+	}
+	_, lost := w.lostOne(gw, owner, l)
+	return lost
 }
 
-// conflictsOf judges gw's merged listeners once per walk.
-func (w *walker) conflictsOf(gw *Object) map[ListenerRef]ListenerConflict {
+// judgeAll judges, once per walk, which of gw's listeners lose, for a walk that visits them
+// all (no doubts: a walk drops only what is lost).
+func (w *walker) judgeAll(gw *Object) {
+	if _, done := w.conflicts[gw]; done || gw.Gateway == nil {
+		return
+	}
+	if m := w.judge(gw, false); m != nil {
+		if w.conflicts == nil {
+			w.conflicts = map[*Object]map[ListenerRef]ListenerConflict{}
+		}
+		w.conflicts[gw] = m
+	}
+}
+
+// judge judges gw's merged listeners: which lose, and with doubts which may.
+func (w *walker) judge(gw *Object, doubts bool) map[ListenerRef]ListenerConflict {
 	if gw.Gateway == nil {
 		return nil
 	}
@@ -131,21 +151,14 @@ func (w *walker) conflictsOf(gw *Object) map[ListenerRef]ListenerConflict {
 	if len(sets) == 0 && !sharePort(gw.Gateway.Listeners) {
 		return nil // the common case, without allocating: nothing to conflict with
 	}
-	if m, ok := w.conflicts[gw]; ok {
-		return m
-	}
 	var accepted []*Object
+	accepts := w.setAcceptor(gw)
 	for _, set := range sets {
-		if set.Gateway != nil && w.setAccepted(gw, set) {
+		if set.Gateway != nil && accepts(set) {
 			accepted = append(accepted, set)
 		}
 	}
-	m := w.judgeListeners(gw, accepted)
-	if w.conflicts == nil {
-		w.conflicts = map[*Object]map[ListenerRef]ListenerConflict{}
-	}
-	w.conflicts[gw] = m
-	return m
+	return w.judgeListeners(gw, accepted, doubts)
 }
 
 func sharePort(ls []ListenerInfo) bool {
@@ -171,7 +184,7 @@ type member struct {
 func (m member) ref() ListenerRef { return ListenerRef{Owner: m.owner, Name: m.l.Name} }
 
 // judgeListeners judges, port by port, the listeners of gw and of its accepted ListenerSets.
-func (w *walker) judgeListeners(gw *Object, sets []*Object) map[ListenerRef]ListenerConflict {
+func (w *walker) judgeListeners(gw *Object, sets []*Object, doubts bool) map[ListenerRef]ListenerConflict {
 	egOrder := slices.Clone(sets)
 	slices.SortFunc(egOrder, compareEnvoyGateway)
 	specOrder := slices.Clone(sets)
@@ -192,7 +205,9 @@ func (w *walker) judgeListeners(gw *Object, sets []*Object) map[ListenerRef]List
 	for port, members := range byPort {
 		if len(members) > 1 {
 			judgePort(port, members, out)
-			doubtPort(port, members, out)
+			if doubts {
+				doubtPort(port, members, out)
+			}
 		}
 	}
 	return out
@@ -206,7 +221,7 @@ type hostKey struct{ protocol, hostname string }
 // first in the spec's order of each kind kept (what comes first in both orders then comes
 // first in that one too).
 func judgePort(port int64, members []member, out map[ListenerRef]ListenerConflict) {
-	first := map[hostKey]member{} // alike listeners that may win (HostnameConflict)
+	first := make(map[hostKey]member, len(members)) // alike listeners that may win (HostnameConflict)
 	var firstHTTP *member         // HTTP listeners a TCP one loses to (ProtocolConflict)
 	for i := 0; i < len(members); {
 		j := i
@@ -262,6 +277,107 @@ func judgePort(port int64, members []member, out map[ListenerRef]ListenerConflic
 	}
 }
 
+// lostOne judges one listener l of owner (gw, or a ListenerSet gw accepts) as judgePort
+// does, by a scan of gw's listeners that keeps nothing: a walk up from a route asks about
+// the few listeners the route attaches to, and judging every listener of a Gateway that a
+// thousand ListenerSets share, in every walk of a review, cost more than the rest of it.
+func (w *walker) lostOne(gw, owner *Object, l *ListenerInfo) (ListenerConflict, bool) {
+	_, alike := certainProtocols[l.Protocol]
+	if !alike {
+		return ListenerConflict{}, false
+	}
+	var first, firstHTTP ListenerConflict // as judgePort's: the candidate first in the spec's order
+	var accepts func(*Object) bool
+	consider := func(best *ListenerConflict, c ListenerConflict) {
+		if best.With.Owner == nil || compareOwners(gw, c.With.Owner, best.With.Owner) < 0 {
+			*best = c
+		}
+	}
+	check := func(c *Object) {
+		if c == owner || c.Gateway == nil || !surelyBefore(gw, c, owner) {
+			return
+		}
+		for i := range c.Gateway.Listeners {
+			y := &c.Gateway.Listeners[i]
+			sameKind := y.Protocol == l.Protocol && y.Hostname == l.Hostname
+			if y.Port != l.Port || !(sameKind || (l.Protocol == "TCP" && y.Protocol == "HTTP")) || !w.certainlyValid(y) {
+				continue
+			}
+			if c != gw {
+				if accepts == nil {
+					accepts = w.setAcceptor(gw)
+				}
+				if !accepts(c) {
+					return
+				}
+			}
+			ref := ListenerRef{Owner: c, Name: y.Name}
+			if sameKind && (y.Protocol != "HTTP" || !otherThanHTTP(c, l.Port)) {
+				reason := ReasonHostnameConflict
+				if l.Protocol != "HTTP" {
+					reason = ReasonProtocolConflict
+				}
+				consider(&first, ListenerConflict{Lost: true, With: ref, Reason: reason, Port: l.Port})
+			}
+			if l.Protocol == "TCP" && y.Protocol == "HTTP" {
+				consider(&firstHTTP, ListenerConflict{Lost: true, With: ref, Reason: ReasonProtocolConflict, Port: l.Port})
+			}
+		}
+	}
+	check(gw)
+	for _, set := range w.snap.ListenerSetsByGateway(gw.Key()) {
+		check(set)
+	}
+	if first.Lost {
+		return first, true
+	}
+	if l.Protocol == "TCP" {
+		for i := range owner.Gateway.Listeners {
+			if y := &owner.Gateway.Listeners[i]; y.Port == l.Port && y.Protocol == "HTTP" && w.certainlyValid(y) {
+				return ListenerConflict{Lost: true, With: ListenerRef{Owner: owner, Name: y.Name}, Reason: ReasonProtocolConflict, Port: l.Port}, true
+			}
+		}
+	}
+	return firstHTTP, firstHTTP.Lost
+}
+
+// surelyBefore reports whether the listeners of a (gw or one of its ListenerSets) come
+// before those of b in both orders: the Gateway's before any ListenerSet's; a ListenerSet's
+// before another's when Envoy Gateway's order and the spec's agree.
+func surelyBefore(gw, a, b *Object) bool {
+	switch {
+	case a == b || b == gw:
+		return false
+	case a == gw:
+		return true
+	}
+	return compareEnvoyGateway(a, b) < 0 && compareSpec(a, b) < 0
+}
+
+// compareOwners orders gw and its ListenerSets as the spec does.
+func compareOwners(gw, a, b *Object) int {
+	switch {
+	case a == b:
+		return 0
+	case a == gw:
+		return -1
+	case b == gw:
+		return 1
+	}
+	return compareSpec(a, b)
+}
+
+// otherThanHTTP reports whether owner lists a listener on port of a protocol other than HTTP
+// and UDP: then none of its HTTP listeners there is sure to win (judgePort).
+func otherThanHTTP(owner *Object, port int64) bool {
+	for _, y := range owner.Gateway.Listeners {
+		if y.Port == port && y.Protocol != "HTTP" && y.Protocol != "UDP" {
+			return true
+		}
+	}
+	return false
+}
+
 // protocolClass is a protocol as Envoy Gateway tells protocols apart on one port: HTTPS and
 // TLS share theirs (validate.go getProtocolForListener).
 func protocolClass(p string) string {
@@ -281,12 +397,19 @@ func doubtPort(port int64, members []member, out map[ListenerRef]ListenerConflic
 			out[x.ref()] = ListenerConflict{With: y.ref(), Reason: doubtReason(x, y), Port: port}
 		}
 	}
-	for _, x := range members {
-		for _, y := range members {
-			if x.owner == y.owner && x.l != y.l && mayConflict(x, y) {
-				doubt(x, y)
+	for i := 0; i < len(members); { // members is in Envoy Gateway's order: an owner's together
+		j := i
+		for j < len(members) && members[j].owner == members[i].owner {
+			j++
+		}
+		for _, x := range members[i:j] {
+			for _, y := range members[i:j] {
+				if x.l != y.l && mayConflict(x, y) {
+					doubt(x, y)
+				}
 			}
 		}
+		i = j
 	}
 	pass := func(order []member, rank func(member) int) {
 		var classes []member // the first listener of each protocol class seen
@@ -378,12 +501,8 @@ func selectorParses(selector map[string]any) bool {
 	if selector == nil {
 		return false
 	}
-	var sel metav1.LabelSelector
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(selector, &sel); err != nil {
-		return false
-	}
-	_, err := metav1.LabelSelectorAsSelector(&sel)
-	return err == nil
+	_, ok := parseSelector(selector)
+	return ok
 }
 
 // compareEnvoyGateway orders ListenerSets as Envoy Gateway does: creationTimestamp, then

@@ -216,7 +216,31 @@ func TestListenerConflicts(t *testing.T) {
 			}
 			snap := rulestest.World(t, table, conflictsWorld(allowed, tc.listeners, tc.sets...))
 			assert.Equal(t, tc.want, conflictsOf(t, snap))
+			assertOneByOneAgrees(t, snap)
 		})
+	}
+}
+
+// assertOneByOneAgrees checks that LostListener, which judges one listener by itself (as a
+// walk up from a route does), says of every listener of infra/gw and its ListenerSets what
+// judging them all at once (ListenerConflicts) says.
+func assertOneByOneAgrees(t *testing.T, snap topology.Snapshot) {
+	t.Helper()
+	gw, ok := snap.Object(policy.TargetKey{Group: kinds.GatewayGroup, Kind: "Gateway", Namespace: "infra", Name: "gw"})
+	require.True(t, ok)
+	all := topology.ListenerConflicts(snap, gw)
+	for _, owner := range append([]*topology.Object{gw}, snap.ListenerSetsByGateway(gw.Key())...) {
+		for _, l := range owner.Gateway.Listeners {
+			key := owner.Key()
+			key.Section = l.Name
+			got, lost := topology.LostListener(snap, key)
+			want := all[topology.ListenerRef{Owner: owner, Name: l.Name}]
+			if !want.Lost {
+				want = topology.ListenerConflict{}
+			}
+			assert.Equal(t, want.Lost, lost, "%s", key)
+			assert.Equal(t, want, got, "%s", key)
+		}
 	}
 }
 
@@ -315,6 +339,7 @@ func TestLosingListenerIsOnNoPath(t *testing.T) {
 		"ListenerSet infra/set-1 conflict-with-set":    "loses to ListenerSet infra/gw-1 conflict-with-set (HostnameConflict, port 80)",
 		"ListenerSet infra/set-2 conflict-with-set":    "loses to ListenerSet infra/gw-1 conflict-with-set (HostnameConflict, port 80)",
 	}, conflictsOf(t, snap))
+	assertOneByOneAgrees(t, snap)
 
 	through := func(l string) string {
 		return "Gateway infra/gw > " + l + " > HTTPRoute app/everywhere > Rule main > Service app/b1"
@@ -360,5 +385,6 @@ func TestListenerConflictsDoNotDependOnTheOrderOfArrival(t *testing.T) {
 	for _, order := range [][]set{{sets[0], sets[1]}, {sets[1], sets[0]}} {
 		snap := rulestest.World(t, table, conflictsWorld("All", `[{name: web, protocol: HTTP, port: 80}]`, order...))
 		assert.Equal(t, want, conflictsOf(t, snap))
+		assertOneByOneAgrees(t, snap)
 	}
 }

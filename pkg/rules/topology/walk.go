@@ -74,8 +74,8 @@ type walker struct {
 	snap Snapshot
 	end  kinds.Depth
 	out  []ContextPath
-	// conflicts are the listener conflicts of each Gateway the walk has judged
-	// (listener_conflicts.go), judged once per walk.
+	// conflicts are the losing listeners of each Gateway whose listeners the walk visits
+	// all of (judgeAll, listener_conflicts.go); others are judged one by one (lostOne).
 	conflicts map[*Object]map[ListenerRef]ListenerConflict
 }
 
@@ -88,6 +88,9 @@ func (w *walker) emit(c ContextPath) {
 // named on the Gateway is one of its own: a ListenerSet's listener of the same name is
 // another section (Gateway API ListenerSet; issue 29).
 func (w *walker) fromGateway(gw *Object, listener string, route *Object) {
+	if w.end >= kinds.DepthListener && listener == "" {
+		w.judgeAll(gw) // every listener is asked about
+	}
 	w.fromListeners(gw, nil, listener, route)
 	if w.end >= kinds.DepthListener && listener == "" {
 		for _, set := range w.snap.ListenerSetsByGateway(gw.Key()) {
@@ -114,7 +117,7 @@ func (w *walker) fromListeners(gw, set *Object, listener string, only *Object) {
 		owner = set
 	}
 	for _, l := range owner.Gateway.Listeners {
-		if (listener != "" && l.Name != listener) || w.lost(gw, owner, l.Name) {
+		if (listener != "" && l.Name != listener) || w.lost(gw, owner, &l) {
 			continue
 		}
 		base := ContextPath{Gateway: gw, Set: set, Listener: l.Name}
@@ -152,7 +155,7 @@ func (w *walker) viaParents(route *Object, rule string, backend *policy.TargetKe
 			set = owner
 		}
 		for _, l := range owner.Gateway.Listeners {
-			if w.attaches(route, owner, l) && !w.lost(gw, owner, l.Name) {
+			if w.attaches(route, owner, l) && !w.lost(gw, owner, &l) {
 				w.fromRoute(ContextPath{Gateway: gw, Set: set, Listener: l.Name}, route, rule, backend)
 			}
 		}
@@ -223,6 +226,9 @@ func (w *walker) direct(key policy.TargetKey) {
 			return
 		}
 		w.end = kinds.DepthListener
+		if key.Section == "" {
+			w.judgeAll(obj) // every listener is asked about
+		}
 		w.directListeners(c, obj, key.Section)
 		if key.Section == "" {
 			// A Gateway's policy reaches the listeners its ListenerSets add, unless a
@@ -278,7 +284,7 @@ func (w *walker) direct(key policy.TargetKey) {
 // the one named section; not one that loses a listener conflict.
 func (w *walker) directListeners(c ContextPath, owner *Object, section string) {
 	for _, l := range owner.Gateway.Listeners {
-		if (section == "" || l.Name == section) && !w.lost(c.Gateway, owner, l.Name) {
+		if (section == "" || l.Name == section) && !w.lost(c.Gateway, owner, &l) {
 			c.Listener = l.Name
 			w.emit(c)
 		}
