@@ -287,7 +287,6 @@ func (w *walker) lostOne(gw, owner *Object, l *ListenerInfo) (ListenerConflict, 
 		return ListenerConflict{}, false
 	}
 	var first, firstHTTP ListenerConflict // as judgePort's: the candidate first in the spec's order
-	var accepts func(*Object) bool
 	consider := func(best *ListenerConflict, c ListenerConflict) {
 		if best.With.Owner == nil || compareOwners(gw, c.With.Owner, best.With.Owner) < 0 {
 			*best = c
@@ -303,13 +302,8 @@ func (w *walker) lostOne(gw, owner *Object, l *ListenerInfo) (ListenerConflict, 
 			if y.Port != l.Port || !(sameKind || (l.Protocol == "TCP" && y.Protocol == "HTTP")) || !w.certainlyValid(y) {
 				continue
 			}
-			if c != gw {
-				if accepts == nil {
-					accepts = w.setAcceptor(gw)
-				}
-				if !accepts(c) {
-					return
-				}
+			if c != gw && !w.setAccepted(gw, c) { // asked of the few ListenerSets with a candidate
+				return
 			}
 			ref := ListenerRef{Owner: c, Name: y.Name}
 			if sameKind && (y.Protocol != "HTTP" || !otherThanHTTP(c, l.Port)) {

@@ -305,7 +305,11 @@ func (r *RouteInfo) parse(o *Object, spec map[string]any) {
 // malformed.
 func created(raw map[string]any) int64 {
 	meta, _ := raw["metadata"].(map[string]any)
-	t, err := time.Parse(time.RFC3339, str(meta["creationTimestamp"]))
+	s := str(meta["creationTimestamp"])
+	if s == "" {
+		return 0 // without the error time.Parse would allocate
+	}
+	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		return 0
 	}
