@@ -22,8 +22,9 @@ import (
 
 // ReadAround reads what the context paths through one attachment point need, and not the
 // rest of the cluster: the target, the objects on its paths (reached by following its
-// references, each read by name), and every policy, ReferenceGrant and Namespace (a policy
-// may attach from any namespace, or by labels). The paths through a Gateway, a ListenerSet
+// references, each read by name; for a ListenerSet on them, the other ListenerSets of its
+// Gateway, listed), and every policy, ReferenceGrant and Namespace (a policy may attach from
+// any namespace, or by labels). The paths through a Gateway, a ListenerSet
 // or a backend start at routes that name it, which no API server index finds: those route
 // kinds are listed, and only the routes that name it are kept. A target of another role (a
 // GatewayClass, a Namespace) reaches any Gateway, so the whole cluster is read. Progress is
@@ -102,8 +103,32 @@ func ReadAround(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, t
 			return nil, err
 		}
 	}
+	if info.Role != kinds.RoleGateway { // a Gateway's ListenerSets are all read already
+		if err := r.siblingSets(ctx); err != nil {
+			return nil, err
+		}
+	}
 	r.report()
 	return r.docs, nil
+}
+
+// siblingSets reads the other ListenerSets of the Gateways of the ListenerSets read so far:
+// a ListenerSet's listener carries routes only when no listener of an older ListenerSet of
+// its Gateway conflicts with it (topology.LostListener).
+func (r *reader) siblingSets(ctx context.Context) error {
+	gateways := map[policy.TargetKey]bool{}
+	for _, o := range r.seen {
+		if o != nil && o.Gateway != nil && o.Gateway.Parent != nil {
+			gateways[*o.Gateway.Parent] = true
+		}
+	}
+	if len(gateways) == 0 {
+		return nil
+	}
+	return r.listAll(ctx, kinds.RoleListenerSet, func(o *topology.Object) bool {
+		_, read := r.seen[o.Key()]
+		return !read && o.Gateway != nil && o.Gateway.Parent != nil && gateways[*o.Gateway.Parent]
+	})
 }
 
 // around reads a route's parents (a ListenerSet's Gateway too) and backends, those the
