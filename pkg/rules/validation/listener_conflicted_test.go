@@ -55,7 +55,7 @@ spec:
 			`ListenerConflicted: spec.targetRefs[0].sectionName: listener "beside" of ListenerSet infra/ls is not accepted (ProtocolConflict): it is a TCP listener on port 7000, where listener "plain" of the same ListenerSet serves HTTP, and Gateway API accepts no TCP listener on a port with HTTP, HTTPS or TLS listeners; the policy takes effect through it once the conflict is gone`}},
 		"from another namespace, the winner is not named": {namespace: "app", section: "web", want: []string{
 			`ListenerConflicted: spec.targetRefs[0].sectionName: listener "web" of ListenerSet infra/ls is not accepted (HostnameConflict): it has the port (80), protocol (HTTP) and hostname ("a.example.com") of a listener of a Gateway in namespace "infra"; ` + precedence}},
-		"an HTTPS listener may win or lose: no warning": {namespace: "infra", section: "tls"},
+		"an HTTPS listener may win or lose: no warning":        {namespace: "infra", section: "tls"},
 		"the HTTP listener beside a TCP one stays: no warning": {namespace: "infra", section: "plain"},
 	}
 	for name, tc := range cases {
