@@ -171,7 +171,7 @@ func sharePort(ls []ListenerInfo) bool {
 // thousand ListenerSets share, in every walk of a review, cost more than the rest of it.
 func (w *walker) lostOne(gw, owner *Object, l *ListenerInfo) (ListenerConflict, bool) {
 	_, alike := certainProtocols[l.Protocol]
-	if !alike {
+	if !alike || (owner != gw && !w.setAccepted(gw, owner)) { // judgeAll judges no other
 		return ListenerConflict{}, false
 	}
 	var first, firstHTTP ListenerConflict // as judgePort's: the candidate first in the spec's order
