@@ -89,7 +89,7 @@ func TestNotChecked(t *testing.T) {
 		"--cluster: the cluster has no CRD of it": {run: onto, stored: []string{diffTopology}, docs: twoColors,
 			want: []NotChecked{colorNote}},
 		"--diff: the stored state's CRD": {run: diff, stored: []string{diffTopology, colorCRD}, docs: twoColors},
-		"--diff: no CRD": {run: diff, stored: []string{diffTopology}, docs: twoColors, want: []NotChecked{colorNote}},
+		"--diff: no CRD":                 {run: diff, stored: []string{diffTopology}, docs: twoColors, want: []NotChecked{colorNote}},
 		"--diff: a stored policy outside the change set is not named": {run: diff, stored: []string{diffTopology, storeTLS}, docs: twoColors,
 			want: []NotChecked{colorNote}},
 	} {
