@@ -278,7 +278,7 @@ func TestCheckBadInput(t *testing.T) {
 		"bad config file": {
 			files:   map[string]string{"a.yaml": gatewayAndRoute, "cfg/kinds.yml.txt": "kinds: []"},
 			args:    []string{"check", "-f", "DIR/a.yaml", "--config", "DIR/cfg/kinds.yml.txt"},
-			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`\n",
+			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: nothing configured; expected `kinds`, `implementations`, `enforcement`, `messages`, `skipLabel` or `targetDeletions`\n",
 		},
 	}
 	for name, tc := range cases {

@@ -42,7 +42,9 @@ func ReadAround(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, t
 	if err := r.discoverPolicyKinds(ctx, table); err != nil {
 		return nil, err
 	}
-	whole := []schema.GroupKind{kinds.ReferenceGrant, {Kind: "Namespace"}}
+	// GatewayClasses too: which controller serves each Gateway's class decides whether a
+	// policy kind takes effect through it (there are a few in any cluster).
+	whole := []schema.GroupKind{kinds.ReferenceGrant, {Kind: "Namespace"}, {Group: kinds.GatewayGroup, Kind: "GatewayClass"}}
 	for _, row := range table.Rows() {
 		whole = append(whole, row.GroupKind())
 	}

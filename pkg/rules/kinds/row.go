@@ -134,6 +134,13 @@ type KindRow struct {
 	NamedRules []string    `json:"namedRules,omitempty"`
 	References []Reference `json:"references,omitempty"`
 
+	// Implementations name the implementations (the file's implementations entries) whose
+	// controllers act on the kind's policies, each only through the Gateways of its own
+	// GatewayClasses. Empty: every controller (Gateway API's own kinds, a kind known only
+	// from its CRD label, or one whose implementation refuses whatever the class).
+	Implementations []string `json:"implementations,omitempty"`
+	serving         Serving
+
 	// StatusConditions says how to read what the implementation writes into a policy's
 	// status, to compare it with the prediction (empty: Gateway API's PolicyAncestorStatus
 	// semantics).

@@ -18,17 +18,19 @@ const PolicyLabel = "gateway.networking.k8s.io/policy"
 
 // KindTable maps policy GroupKinds to their rows. It is built once and read concurrently.
 type KindTable struct {
-	rows map[schema.GroupKind]*KindRow
+	rows            map[schema.GroupKind]*KindRow
+	implementations implementationSet
 }
 
 // kindFile is the on-disk format of the table (the builtin file and --config files).
 type kindFile struct {
-	Kinds []KindRow `json:"kinds"`
+	Implementations []Implementation `json:"implementations,omitempty"`
+	Kinds           []KindRow        `json:"kinds"`
 }
 
 // NewKindTable returns an empty table.
 func NewKindTable() *KindTable {
-	return &KindTable{rows: map[schema.GroupKind]*KindRow{}}
+	return &KindTable{rows: map[schema.GroupKind]*KindRow{}, implementations: implementationSet{}}
 }
 
 // BuiltinKindTable returns a fresh table holding the built-in rows.
@@ -41,7 +43,7 @@ func BuiltinKindTable() *KindTable {
 	return t
 }
 
-// Load parses a kind file and adds or replaces its rows. Nothing is added if any row is bad.
+// Load parses a kind file and adds or replaces its implementations, then its rows.
 func (t *KindTable) Load(data []byte, source string) error {
 	var f kindFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
@@ -49,6 +51,9 @@ func (t *KindTable) Load(data []byte, source string) error {
 	}
 	if len(f.Kinds) == 0 {
 		return fmt.Errorf("%s: no kinds listed under `kinds`", source)
+	}
+	if err := t.PutImplementations(f.Implementations, source); err != nil {
+		return err
 	}
 	return t.Add(f.Kinds, source)
 }
@@ -61,6 +66,8 @@ func (t *KindTable) Add(kinds []KindRow, source string) error {
 		applyRowDefaults(r)
 		r.Source = source
 		if err := validateRow(r); err != nil {
+			errs = append(errs, fmt.Sprintf("kinds[%d]: %v", i, err))
+		} else if err := t.implementations.resolve(r); err != nil {
 			errs = append(errs, fmt.Sprintf("kinds[%d]: %v", i, err))
 		}
 	}
@@ -78,6 +85,9 @@ func (t *KindTable) Add(kinds []KindRow, source string) error {
 func (t *KindTable) Put(r KindRow) error {
 	applyRowDefaults(&r)
 	if err := validateRow(&r); err != nil {
+		return err
+	}
+	if err := t.implementations.resolve(&r); err != nil {
 		return err
 	}
 	t.rows[r.GroupKind()] = &r

@@ -50,7 +50,7 @@ type TargetInfo struct {
 	// Generic offers the kind as a target to policy kinds known only from their CRD label.
 	Generic bool
 	// Watched says `webhook serve` lists and watches the kind (and the shipped ClusterRole
-	// grants it). GatewayClasses are not read from a cluster.
+	// grants it). GatewayClasses are, for the controller that serves their Gateways.
 	Watched bool
 	// ShortNames are the CRD's or the API's short names, which kubectl accepts for the kind.
 	ShortNames []string
@@ -76,7 +76,7 @@ const (
 // Unknown kinds (virtual types, GEP-713 "Targeting virtual types") are treated as
 // namespaced backends, with no sections.
 var targetKinds = []TargetInfo{
-	{Group: GatewayGroup, Kind: "GatewayClass", Scope: Cluster, Role: RoleGatewayClass, Level: LevelGatewayClass, Generic: true, ShortNames: []string{"gc"}},
+	{Group: GatewayGroup, Kind: "GatewayClass", Scope: Cluster, Role: RoleGatewayClass, Level: LevelGatewayClass, Generic: true, Watched: true, ShortNames: []string{"gc"}},
 	{Group: CoreGroup, Kind: "Namespace", Scope: Cluster, Role: RoleNamespace, Level: LevelNamespace, OwnNamespaceOnly: true, Watched: true, ShortNames: []string{"ns"}},
 	{Group: GatewayGroup, Kind: "Gateway", Scope: Namespaced, Role: RoleGateway, Level: LevelGateway, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true, ShortNames: []string{"gtw"}},
 	{Group: GatewayGroup, Kind: "ListenerSet", Scope: Namespaced, Role: RoleListenerSet, Level: LevelListenerSet, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true},
