@@ -25,6 +25,8 @@ import (
 	"unicode"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/policyattachment/webhook/pkg/crdfacts"
 )
 
 // Source is a Go module that ships CRDs, at one version.
@@ -128,17 +130,6 @@ func escapePath(p string) string {
 	return b.String()
 }
 
-// CRD is one CustomResourceDefinition as read from a file.
-type CRD struct {
-	Group, Kind string
-	File        string // relative to the module root
-	// Served lists the served versions in the CRD's order; Storage is the stored one.
-	Served  []string
-	Storage string
-	// Schemas holds each version's openAPIV3Schema.
-	Schemas map[string]map[string]any
-}
-
 var docSeparator = regexp.MustCompile(`(?m)^---\s*$`)
 
 // LoadCRDs reads every CustomResourceDefinition of a source from its module directory,
@@ -177,7 +168,7 @@ func LoadCRDs(dir string, src Source) (map[string]*CRD, error) {
 			if k, _ := obj["kind"].(string); k != "CustomResourceDefinition" {
 				continue
 			}
-			crd := crdOf(obj)
+			crd := crdfacts.FromObject(obj)
 			if crd.Group == "" || crd.Kind == "" {
 				continue
 			}
@@ -187,25 +178,3 @@ func LoadCRDs(dir string, src Source) (map[string]*CRD, error) {
 	}
 	return out, nil
 }
-
-func crdOf(obj map[string]any) *CRD {
-	spec := m(obj["spec"])
-	c := &CRD{Schemas: map[string]map[string]any{}}
-	c.Group, _ = spec["group"].(string)
-	c.Kind, _ = m(spec["names"])["kind"].(string)
-	for _, v := range list(spec["versions"]) {
-		vm := m(v)
-		name, _ := vm["name"].(string)
-		if served, _ := vm["served"].(bool); served {
-			c.Served = append(c.Served, name)
-		}
-		if storage, _ := vm["storage"].(bool); storage {
-			c.Storage = name
-		}
-		c.Schemas[name] = m(m(vm["schema"])["openAPIV3Schema"])
-	}
-	return c
-}
-
-func m(v any) map[string]any { x, _ := v.(map[string]any); return x }
-func list(v any) []any       { x, _ := v.([]any); return x }
