@@ -31,7 +31,9 @@ func Derive(base *kinds.KindRow, crd *CRD) kinds.KindRow {
 			d.widened[x.Key()] = x
 		}
 	}
-	for _, v := range compareVersions(base, crd) {
+	// Every version the CRD serves is read, the versions the row did not list too: a policy
+	// may be written at any of them.
+	for _, v := range compareVersions(&row, crd) {
 		for _, x := range v.drift {
 			d.widen(x, v.facts)
 		}
