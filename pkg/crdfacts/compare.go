@@ -177,7 +177,8 @@ func compareFacts(row *kinds.KindRow, f Facts) []Drift {
 		}
 		add(kinds.FactFieldTargetKinds, field, "no rule", fmt.Sprintf("only %v", ks))
 	}
-	if sf := row.Strategy.Field; sf != "" && len(row.Strategy.TargetKinds) > 0 && f.FieldTargetKinds[sf] == nil {
+	// A CRD that describes no target field (a schemaless spec) says nothing of the rule.
+	if sf := row.Strategy.Field; sf != "" && len(row.Strategy.TargetKinds) > 0 && f.FieldTargetKinds[sf] == nil && len(f.TargetRefFields) > 0 {
 		add(kinds.FactFieldTargetKinds, sf, fmt.Sprintf("only %v", row.Strategy.TargetKinds), "no rule")
 	}
 

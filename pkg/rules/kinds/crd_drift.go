@@ -78,3 +78,65 @@ func (r *KindRow) widenedTarget(t TargetKind) bool {
 	_, inBase := r.Installed.Base.Target(t.Group, t.Kind)
 	return !inBase
 }
+
+// KindDrift is one built-in policy kind whose CRD the cluster runs, compared with its row
+// (`webhook kinds --cluster`, and the audit's kindDrift).
+type KindDrift struct {
+	// Kind is "group/Kind".
+	Kind string `json:"kind"`
+	// ReadAt is the release the row was read at ("" where the row says none).
+	ReadAt string `json:"readAt,omitempty"`
+	// CRD is the installed CRD's name; Release the release it says it comes from.
+	CRD     string `json:"crd"`
+	Release string `json:"release,omitempty"`
+	// Drift is every difference, those the webhook judges by the CRD marked widened.
+	Drift []CRDDrift `json:"drift"`
+}
+
+// DriftOf lists the kinds of table whose row was derived from an installed CRD, in table
+// order; with widenedOnly, only the kinds and drift the webhook judges by the CRD.
+func DriftOf(table *KindTable, widenedOnly bool) []KindDrift {
+	var out []KindDrift
+	for _, r := range table.Rows() {
+		if r.Installed == nil {
+			continue
+		}
+		drift := r.Installed.Drift
+		if widenedOnly {
+			drift = r.Installed.Widened()
+			if len(drift) == 0 {
+				continue
+			}
+		}
+		out = append(out, KindDrift{Kind: r.Group + "/" + r.Kind, ReadAt: r.ReadAt, CRD: r.Installed.Name,
+			Release: r.Installed.Release, Drift: append([]CRDDrift{}, drift...)})
+	}
+	return out
+}
+
+// String is the drift as a line: "targetKinds Service: row does not admit it; CRD admits
+// it", with what the webhook does about it where it widened the row.
+func (d CRDDrift) String() string {
+	item := d.Fact
+	if d.Item != "" {
+		item += " " + d.Item
+	}
+	line := item + ": row " + d.Row + "; CRD " + d.CRD
+	if d.Widened {
+		line += " (judged by the CRD: CRDDrift warning)"
+	}
+	return line
+}
+
+// Heading says which CRD and row a KindDrift compares.
+func (k KindDrift) Heading() string {
+	release := "no release mark"
+	if k.Release != "" {
+		release = k.Release
+	}
+	readAt := "release not recorded"
+	if k.ReadAt != "" {
+		readAt = k.ReadAt
+	}
+	return k.Kind + ": row read at " + readAt + "; installed CRD " + k.CRD + " (" + release + ")"
+}
