@@ -224,7 +224,7 @@ spec:
 			warnings: []string{warning("spec.targetRefs[0].kind", "target kind gateway.networking.k8s.io/GRPCRoute")},
 		},
 		"more targets than the row allows": {
-			policy: `{targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}, {group: gateway.networking.k8s.io, kind: GRPCRoute, name: g1}]}`,
+			policy:  `{targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}, {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r2}, {group: gateway.networking.k8s.io, kind: GRPCRoute, name: g1}]}`,
 			builtIn: field.ErrorList{withBad(rulestest.ReasonErr(field.ErrorTypeTooMany, "spec.targetRefs", "InvalidTargetRef", "must have at most 2 items"), 3)},
 			warnings: []string{
 				warning("spec.targetRefs", "3 target references (no limit; the row: at most 2)"),
@@ -243,12 +243,12 @@ spec:
 			},
 		},
 		"a reference kind the CRD adds": {
-			policy: `{auth: {secretRef: {kind: ConfigMap, name: creds}}, targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]}`,
-			builtIn: field.ErrorList{withBad(rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.auth.secretRef.kind", "InvalidTargetRef", `supported values: "Secret"`), "ConfigMap")},
+			policy:   `{auth: {secretRef: {kind: ConfigMap, name: creds}}, targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]}`,
+			builtIn:  field.ErrorList{withBad(rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.auth.secretRef.kind", "InvalidTargetRef", `supported values: "Secret"`), "ConfigMap")},
 			warnings: []string{warning("spec.auth.secretRef.kind", "reference kind ConfigMap")},
 		},
 		"what the CRD refuses too stays denied": {
-			policy: `{targetRefs: [{group: "", kind: Service, name: b1}]}`,
+			policy:  `{targetRefs: [{group: "", kind: Service, name: b1}]}`,
 			builtIn: field.ErrorList{withBad(rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", "InvalidTargetRef", supported("")), "Service")},
 			derived: field.ErrorList{withBad(rulestest.ReasonErr(field.ErrorTypeNotSupported, "spec.targetRefs[0].kind", "InvalidTargetRef",
 				supported(`, "gateway.networking.k8s.io/GRPCRoute"`)), "Service")},
