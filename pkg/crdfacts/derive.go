@@ -2,6 +2,7 @@ package crdfacts
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -51,7 +52,7 @@ func Derive(base *kinds.KindRow, crd *CRD) kinds.KindRow {
 		installed.Drift = append(installed.Drift, kinds.CRDDrift{Fact: x.Fact, Item: x.Item, Row: x.Row, CRD: x.CRD, Widened: ok})
 	}
 	// A widening the primary version did not show (another served version admits more).
-	for _, key := range sortedKeys(d.widened) {
+	for _, key := range slices.Sorted(maps.Keys(d.widened)) {
 		if x := d.widened[key]; !done[key] {
 			installed.Drift = append(installed.Drift, kinds.CRDDrift{Fact: x.Fact, Item: x.Item, Row: x.Row, CRD: x.CRD, Widened: true})
 		}
@@ -191,13 +192,4 @@ func clone(base *kinds.KindRow) kinds.KindRow {
 		row.References[i].Kinds = slices.Clone(base.References[i].Kinds)
 	}
 	return row
-}
-
-func sortedKeys(m map[string]Drift) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -49,8 +49,8 @@ spec:
     schema:
       openAPIV3Schema:
         properties:
-          spec: &spec
-            x-kubernetes-validations:
+          spec:
+            x-kubernetes-validations: &rules
             - rule: "!has(self.mergeType) || self.targetRefs.all(ref, ref.kind in ['HTTPRoute', 'GRPCRoute'])"
             properties:
               targetRefs:
@@ -61,7 +61,7 @@ spec:
                     kind: {type: string, enum: [Gateway, HTTPRoute, GRPCRoute]}
                     name: {type: string}
               mergeType: {type: string}
-              auth:
+              auth: &auth
                 properties:
                   secretRef:
                     properties:
@@ -74,22 +74,15 @@ spec:
       openAPIV3Schema:
         properties:
           spec:
-            x-kubernetes-validations:
-            - rule: "!has(self.mergeType) || self.targetRefs.all(ref, ref.kind in ['HTTPRoute', 'GRPCRoute'])"
+            x-kubernetes-validations: *rules
             properties:
-              targetRefs:
-                items: *ref
+              targetRefs: {items: *ref}
               mergeType: {type: string}
-              auth:
-                properties:
-                  secretRef:
-                    properties:
-                      name: {type: string}
-                      kind: {type: string, enum: [Secret, ConfigMap]}
+              auth: *auth
 `
 
-// stricterCRD admits less than the row: Gateway targets only, one of them, no rule on
-// mergeType's targets but no mergeType field either.
+// stricterCRD admits less than the row: Gateway targets only, at most one; mergeType and
+// secretRef as the row has them.
 const stricterCRD = `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
