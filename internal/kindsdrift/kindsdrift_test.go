@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -158,4 +159,16 @@ func TestGatewayAPISourceFollowsGoMod(t *testing.T) {
 		}
 	}
 	t.Fatal("DefaultSources has no sigs.k8s.io/gateway-api")
+}
+
+// A built-in row checked against a source says it was read at that source's version: its
+// readAt is what `webhook kinds --cluster` and the CRDDrift warnings cite.
+func TestCheckedRowsSayTheyWereReadAtTheirSource(t *testing.T) {
+	for _, src := range DefaultSources() {
+		for _, row := range kinds.BuiltinKindTable().Rows() {
+			if slices.Contains(src.Groups, row.Group) {
+				assert.True(t, strings.HasSuffix(row.ReadAt, " "+src.Version), "%s/%s readAt %q, checked against %s@%s", row.Group, row.Kind, row.ReadAt, src.Module, src.Version)
+			}
+		}
+	}
 }
