@@ -126,23 +126,27 @@ func (d *deriver) widen(x Drift, f Facts) {
 	}
 }
 
-// addTarget lets the row target kind in the groups the CRD admits (the row's own groups
-// where the CRD names none): in those of them where the webhook knows the kind, else in
-// all of them.
+// addTarget lets the row target kind in the groups the CRD admits where the webhook knows
+// the kind there, else in all of them; where the CRD restricts no group, in the groups the
+// webhook knows the kind in, else in the row's own.
 func (d *deriver) addTarget(kind string, crdGroups []string) {
-	groups := crdGroups
-	if groups == nil {
+	var known []string
+	for _, t := range kinds.TargetKinds() {
+		if t.Kind == kind && (crdGroups == nil || slices.Contains(crdGroups, t.Group)) {
+			known = append(known, t.Group)
+		}
+	}
+	groups := known
+	switch {
+	case len(groups) > 0:
+	case crdGroups != nil:
+		groups = crdGroups
+	default:
 		for _, t := range d.base.Targets {
 			if !slices.Contains(groups, t.Group) {
 				groups = append(groups, t.Group)
 			}
 		}
-	}
-	known := slices.DeleteFunc(slices.Clone(groups), func(g string) bool {
-		return !kinds.IsTargetKind(schema.GroupKind{Group: g, Kind: kind})
-	})
-	if len(known) > 0 {
-		groups = known
 	}
 	for _, g := range groups {
 		if _, ok := d.row.Target(g, kind); ok {
