@@ -83,4 +83,3 @@ spec:
 	rulestest.Matcher.Test(t, field.ErrorList{denied}, findings[0].Denials)
 	assert.Equal(t, 0, testutil.CollectAndCount(kindDrift), "no drift, no series")
 }
-
