@@ -31,6 +31,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/policyattachment/webhook/pkg/crdfacts"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
@@ -142,20 +143,6 @@ func escapePath(p string) string {
 	return b.String()
 }
 
-// CRD is one CustomResourceDefinition as read from a file.
-type CRD struct {
-	Group, Kind string
-	File        string // relative to the module root
-	// PolicyLabel is the value of the CRD's gateway.networking.k8s.io/policy label ("" when
-	// it has none): the label by which `webhook serve` discovers policy kinds.
-	PolicyLabel string
-	// Served lists the served versions in the CRD's order; Storage is the stored one.
-	Served  []string
-	Storage string
-	// Schemas holds each version's openAPIV3Schema.
-	Schemas map[string]map[string]any
-}
-
 var docSeparator = regexp.MustCompile(`(?m)^---\s*$`)
 
 // LoadCRDs reads every CustomResourceDefinition of a source from its module directory,
@@ -213,7 +200,7 @@ func parseCRDs(data []byte, rel string) ([]*CRD, error) {
 		if k, _ := obj["kind"].(string); k != "CustomResourceDefinition" {
 			continue
 		}
-		crd := crdOf(obj)
+		crd := crdfacts.FromObject(obj)
 		if crd.Group == "" || crd.Kind == "" {
 			continue
 		}
@@ -222,29 +209,6 @@ func parseCRDs(data []byte, rel string) ([]*CRD, error) {
 	}
 	return out, nil
 }
-
-func crdOf(obj map[string]any) *CRD {
-	spec := m(obj["spec"])
-	c := &CRD{Schemas: map[string]map[string]any{}}
-	c.PolicyLabel, _ = m(m(obj["metadata"])["labels"])[PolicyLabel].(string)
-	c.Group, _ = spec["group"].(string)
-	c.Kind, _ = m(spec["names"])["kind"].(string)
-	for _, v := range list(spec["versions"]) {
-		vm := m(v)
-		name, _ := vm["name"].(string)
-		if served, _ := vm["served"].(bool); served {
-			c.Served = append(c.Served, name)
-		}
-		if storage, _ := vm["storage"].(bool); storage {
-			c.Storage = name
-		}
-		c.Schemas[name] = m(m(vm["schema"])["openAPIV3Schema"])
-	}
-	return c
-}
-
-func m(v any) map[string]any { x, _ := v.(map[string]any); return x }
-func list(v any) []any       { x, _ := v.([]any); return x }
 
 // PolicyLabel marks a CRD as a GEP-713 policy kind (its value: Direct or Inherited).
 const PolicyLabel = "gateway.networking.k8s.io/policy"

@@ -205,8 +205,12 @@ func newReader(cfg *rest.Config, progress io.Writer) (*reader, error) {
 		count: map[schema.GroupResource]int{}, byName: map[schema.GroupResource]int{}}, nil
 }
 
-// discoverPolicyKinds adds a row to table for each CRD labelled as a policy kind.
+// discoverPolicyKinds adds a row to table for each CRD labelled as a policy kind, and
+// replaces each built-in row whose CRD the cluster runs with the row derived from it.
 func (r *reader) discoverPolicyKinds(ctx context.Context, table *kinds.KindTable) error {
+	if err := deriveRows(ctx, r.c, r.c.RESTMapper(), table); err != nil {
+		return err
+	}
 	crds, err := listAll(ctx, r.c, crdGVK, client.HasLabels{kinds.PolicyLabel})
 	if err != nil {
 		return fmt.Errorf("listing policy CRDs: %w", err)

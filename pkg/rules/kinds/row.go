@@ -148,6 +148,14 @@ type KindRow struct {
 
 	// Source says where the row came from (builtin, config file, CRD discovery).
 	Source string `json:"-"`
+
+	// ReadAt names the release of the kind's implementation its facts were read at
+	// ("envoyproxy/gateway v1.9.1"): what a drift from the CRD a cluster runs is measured
+	// against, and what its warnings cite.
+	ReadAt string `json:"readAt,omitempty"`
+	// Installed is set only on a row derived from the CRD a cluster runs (crd_drift.go): that
+	// CRD, where it differs from the row it was derived from, and that row.
+	Installed *InstalledCRD `json:"-"`
 }
 
 // ConflictMode says when two policies of a kind at one attachment point (same target, same

@@ -13,6 +13,10 @@ import (
 //go:embed builtin_kinds.yaml
 var builtinKindsYAML []byte
 
+// SourceBuiltin is the Source of the built-in rows (and of the rows derived from them and
+// the CRD a cluster runs).
+const SourceBuiltin = "builtin"
+
 // PolicyLabel marks a CRD as a policy kind (GEP-713); its value is the class.
 const PolicyLabel = "gateway.networking.k8s.io/policy"
 
@@ -36,7 +40,7 @@ func NewKindTable() *KindTable {
 // BuiltinKindTable returns a fresh table holding the built-in rows.
 func BuiltinKindTable() *KindTable {
 	t := NewKindTable()
-	if err := t.Load(builtinKindsYAML, "builtin"); err != nil {
+	if err := t.Load(builtinKindsYAML, SourceBuiltin); err != nil {
 		// The file is embedded and covered by tests; failing here is a build defect.
 		panic(fmt.Sprintf("builtin kind table: %v", err))
 	}
