@@ -114,7 +114,7 @@ kinds-table: build ## Print the table of built-in kinds (docs/kinds.md), from th
 	@./$(BIN) kinds
 
 .PHONY: kinds-drift
-kinds-drift: ## Print where each built-in row contradicts its implementation's CRD (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions)
+kinds-drift: ## Print where each built-in row contradicts its implementation's CRD, at Gateway API v1.7.0 and v1.6.3, and fail on a policy-labelled CRD without a row (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions; a comma-separated list checks each)
 	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
 
 .PHONY: conformance-corpus

@@ -35,11 +35,12 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"server does before any webhook: their defaults are applied, a policy their schema or\n" +
 			"CEL rules refuse (or with a field they do not declare, as kubectl's default\n" +
 			"--validate=strict refuses it) is DENIED with reason Invalid and the API server's\n" +
-			"words, and another object they refuse is unusable input; without its CRD, a kind is\n" +
-			"judged by the rules alone. -o sarif writes a\n" +
-			"SARIF 2.1.0 log for code scanning, -o junit JUnit XML for CI test reports. Reading a\n" +
-			"cluster, a terminal shows one progress line on stderr, a pipe nothing, -v a line per\n" +
-			"kind read.\n\n" +
+			"words, and another object they refuse is unusable input. Without its CRD, a kind is\n" +
+			"judged by the rules alone, and the output says so once per kind, the exit code\n" +
+			"unchanged: a \"not checked:\" line above the counts (notChecked in json and yaml, a\n" +
+			"tool execution notification in sarif). -o sarif writes a SARIF 2.1.0 log for code\n" +
+			"scanning, -o junit JUnit XML for CI test reports. Reading a cluster, a terminal shows\n" +
+			"one progress line on stderr, a pipe nothing, -v a line per kind read.\n\n" +
 			"--diff (with --cluster) says what the manifests change instead: the findings\n" +
 			"(denials, relaxed denials, warnings) they introduce, fix and leave unchanged, and per\n" +
 			"context path the effective settings before and after, for every path where they\n" +
@@ -52,8 +53,9 @@ func newCheckCommand(s streams, code *int) *cobra.Command {
 			"path that changes); impact statuses that change are listed too. Messages name\n" +
 			"policies in every namespace, as audit's and explain's do. --base PATH (repeatable)\n" +
 			"compares with manifests instead of a cluster: the state before is what they describe,\n" +
-			"every policy in them stored. -o text, json, yaml or sarif (the introduced findings).\n" +
-			"See docs/gitops-diff.md.",
+			"every policy in them stored. A kind of the manifests' policies without its CRD (among\n" +
+			"the manifests, --base's or the cluster's) is named as check names it. -o text, json,\n" +
+			"yaml or sarif (the introduced findings). See docs/gitops-diff.md.",
 		RunE: func(*cobra.Command, []string) error {
 			if diff.on {
 				*code = runCheckDiff(flags, live, diff, cluster, s)

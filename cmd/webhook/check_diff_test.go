@@ -20,33 +20,39 @@ import (
 // real API server and requires --cluster to print want.txt too.
 var diffDir = filepath.Join("testdata", "check", "diff")
 
+// colorCRD, from diffDir, is the ColorPolicy CRD the integration tests' cluster has: given
+// with --base, the offline diff applies it as --cluster does, and names no kind not checked.
+var colorCRD = filepath.Join("..", "..", "..", "..", "..", "test", "crds", "colorpolicies.yaml")
+
 // TestCheckDiff: check --diff --base prints what pr.yaml changes, in text, JSON and SARIF
-// (goldens), and exits 1 because it introduces findings.
+// (goldens), and exits 1 because it introduces findings. Without the ColorPolicy CRD, it
+// says once that ColorPolicy's schema, CEL rules and defaults were not applied.
 func TestCheckDiff(t *testing.T) {
 	root, err := os.Getwd()
 	require.NoError(t, err)
 	t.Chdir(diffDir)
 	golden := func(name string) string { return filepath.Join(root, diffDir, name) }
 
-	code, out, errOut := runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "pr.yaml")
+	code, out, errOut := runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "--base", colorCRD, "-f", "pr.yaml")
 	assert.Equal(t, 1, code, errOut)
 	assert.Empty(t, errOut)
 	testkit.Golden(t, golden("want.txt"), out)
 
-	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "pr.yaml", "-o", "json")
+	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "--base", colorCRD, "-f", "pr.yaml", "-o", "json")
 	assert.Equal(t, 1, code, errOut)
 	var report check.DiffReport
 	require.NoError(t, json.Unmarshal([]byte(out), &report))
 	assert.Equal(t, check.DiffSummary{Allowed: 1, Denied: 1, Introduced: 2, Fixed: 4, Unchanged: 1, Paths: 2, Policies: 2}, report.Summary)
 	testkit.Golden(t, golden("want.json"), out)
 
-	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "pr.yaml", "-o", "sarif")
+	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "--base", colorCRD, "-f", "pr.yaml", "-o", "sarif")
 	assert.Equal(t, 1, code, errOut)
 	var sarif map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &sarif))
 	testkit.Golden(t, golden("want.sarif"), strings.Replace(out, `"version": "`+buildVersion()+`"`, `"version": "VERSION"`, 1))
 
-	// The stored state applied again changes nothing: findings unchanged, exit 0.
+	// The stored state applied again changes nothing: findings unchanged, exit 0; without
+	// the CRD, a line (a SARIF notification) says ColorPolicy was judged by the rules alone.
 	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "cluster.yaml")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, `Introduced (0):
@@ -66,12 +72,15 @@ Effective settings (0 paths change):
   <none>
 Impact statuses (0 policies change):
   <none>
+not checked: policies.controller.io/ColorPolicy: no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; give its CRD with -f, or use --cluster to read it from a cluster that has it
 4 policies checked: 3 allowed, 1 denied; findings: 0 introduced, 0 fixed, 5 unchanged
-`, out)
+`, out, "without its CRD, ColorPolicy is named once, not once per policy")
 	code, out, errOut = runCLI(t, "", "check", "--diff", "--base", "cluster.yaml", "-f", "cluster.yaml", "-o", "sarif")
 	assert.Equal(t, 0, code, errOut)
 	assert.JSONEq(t, `{"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [{
 		"tool": {"driver": {"name": "policy-attachment", "informationUri": "https://github.com/policyattachment/webhook", "version": "`+buildVersion()+`", "rules": []}},
+		"invocations": [{"executionSuccessful": true, "toolExecutionNotifications": [{"descriptor": {"id": "NotChecked"}, "level": "warning",
+			"message": {"text": "policies.controller.io/ColorPolicy: no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; give its CRD with -f, or use --cluster to read it from a cluster that has it"}}]}],
 		"results": []}]}`, out)
 }
 

@@ -71,6 +71,7 @@ func TestCheckTextOutput(t *testing.T) {
 	assert.Equal(t, `DENIED  ColorPolicy infra/both-ways (CREATE, ../../examples/40-multiple-merge-strategies.yaml document 1)
     spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `+"`defaults`"+`; a policy declares one merge strategy: use one of bare rules, `+"`defaults`, `overrides`"+`
     spec.overrides.strategy: Unsupported value: "merge": MultipleMergeStrategies: supported values: "atomic", "patch"
+not checked: policies.controller.io/ColorPolicy: no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; give its CRD with -f, or use --cluster to read it from a cluster that has it
 1 policies checked: 0 allowed, 1 denied
 `, out)
 }
@@ -123,6 +124,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 			"    spec.overrides: Forbidden: MultipleMergeStrategies: may not be set together with `defaults`; a policy declares one merge strategy: use one of bare rules, `defaults`, `overrides`",
 			"ALLOWED ColorPolicy default/good (CREATE, " + dir + "/a.yaml document 3)",
 			"    impact: Atomic defaults on Gateway default/gw: reaches no paths yet (predicted at admission)",
+			"not checked: policies.controller.io/ColorPolicy: no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; give its CRD with -f, or use --cluster to read it from a cluster that has it",
 			"2 policies checked: 1 allowed, 1 denied",
 		}, "\n")+"\n", out)
 	})
@@ -276,7 +278,7 @@ func TestCheckBadInput(t *testing.T) {
 		"bad config file": {
 			files:   map[string]string{"a.yaml": gatewayAndRoute, "cfg/kinds.yml.txt": "kinds: []"},
 			args:    []string{"check", "-f", "DIR/a.yaml", "--config", "DIR/cfg/kinds.yml.txt"},
-			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`\n",
+			wantErr: "webhook check: --config: DIR/cfg/kinds.yml.txt: nothing configured; expected `kinds`, `implementations`, `enforcement`, `messages`, `skipLabel` or `targetDeletions`\n",
 		},
 	}
 	for name, tc := range cases {
@@ -315,6 +317,7 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw, 
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "DENIED  ColorPolicy default/p (CREATE, - document 2)\n"+
 		"    spec.targetRefs[0].sectionName: Forbidden: InvalidTargetRef: not supported when ColorPolicy targets Gateway; remove `sectionName` to target the whole object\n"+
+		"not checked: policies.controller.io/ColorPolicy: no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; give its CRD with -f, or use --cluster to read it from a cluster that has it\n"+
 		"1 policies checked: 0 allowed, 1 denied\n", out)
 	code, _, _ = runCLI(t, policy, "check", "-f", "-")
 	assert.Equal(t, 0, code, "the built-in ColorPolicy allows listener sections")
@@ -435,5 +438,6 @@ spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "ALLOWED ColorPolicy team-a/p (CREATE, "+filepath.Join(dir, "a.yaml")+" document 2)\n"+
 		"    impact: Atomic defaults on Gateway team-a/gw: reaches no paths yet (predicted at admission)\n"+
+		"not checked: policies.controller.io/ColorPolicy: no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; give its CRD with -f, or use --cluster to read it from a cluster that has it\n"+
 		"1 policies checked: 1 allowed, 0 denied\n", out, "the Gateway is in team-a too: no TargetNotFound")
 }

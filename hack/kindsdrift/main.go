@@ -1,6 +1,10 @@
 // Command kindsdrift prints, per built-in policy kind, where its row contradicts the CRD its
-// implementation ships at a given module version (`make kinds-drift EG_VERSION=v1.x.y`).
-// It exits 1 when it finds drift, 2 when a module cannot be read.
+// implementation ships at given module versions (`make kinds-drift EG_VERSION=v1.x.y`), and
+// every CRD labelled gateway.networking.k8s.io/policy in those modules that no row describes.
+// A flag takes a comma-separated list of versions: the first is read with the other modules,
+// each further one in a pass of its own (Gateway API: v1.7.0,v1.6.3 by default, as clusters
+// run either). It exits 1 on drift kindsdrift.KnownDrift does not list or on an unlisted
+// policy kind, 2 when a module cannot be read.
 package main
 
 import (
@@ -9,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/policyattachment/webhook/internal/kindsdrift"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -18,19 +23,45 @@ func main() {
 	sources := kindsdrift.DefaultSources()
 	versions := make([]*string, len(sources))
 	for i, s := range sources {
-		versions[i] = flag.String(s.Name, s.Version, "version of "+s.Module+" to read the CRDs of")
+		def := strings.Join(append([]string{s.Version}, s.AlsoAt...), ",")
+		versions[i] = flag.String(s.Name, def, "version of "+s.Module+" to read the CRDs of; a comma-separated list checks each further version in a pass of its own")
 	}
 	facts := flag.Bool("facts", false, "also print the facts read from each checked CRD")
 	flag.Parse()
 	for i := range sources {
-		sources[i].Version = *versions[i]
+		list := splitVersions(*versions[i])
+		if len(list) == 0 {
+			fmt.Fprintf(os.Stderr, "kinds-drift: -%s: no version given\n", sources[i].Name)
+			os.Exit(2)
+		}
+		sources[i].Version, sources[i].AlsoAt = list[0], list[1:]
 	}
 
-	res, err := kindsdrift.Check(context.Background(), kinds.BuiltinKindTable().Rows(), sources)
+	passes, err := kindsdrift.CheckPasses(context.Background(), kinds.BuiltinKindTable().Rows(), sources)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kinds-drift:", err)
 		os.Exit(2)
 	}
+	failed := false
+	for i, p := range passes {
+		if i > 0 {
+			fmt.Println()
+		}
+		fmt.Printf("== %s\n", p.Name())
+		if report(p, i == 0, *facts) {
+			failed = true
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// report prints one pass and says whether it found drift KnownDrift does not list or an
+// unlisted policy kind. Rows of groups the pass did not read are listed as unchecked in the
+// first pass only.
+func report(p kindsdrift.Pass, first, facts bool) bool {
+	res := p.Result
 	byKind := map[string][]kindsdrift.Drift{}
 	for _, d := range res.Drift {
 		byKind[d.Kind] = append(byKind[d.Kind], d)
@@ -40,9 +71,10 @@ func main() {
 		checked = append(checked, k)
 	}
 	sort.Strings(checked)
+	unknown := 0
 	for _, k := range checked {
 		fmt.Printf("%s (%s): %d drift\n", k, res.Checked[k], len(byKind[k]))
-		if *facts {
+		if facts {
 			f := res.Facts[k]
 			fmt.Printf("  facts at %s: targetRefFields %v, maxTargetRefs %d, targetKinds %v, targetGroups %q, fieldTargetKinds %v, exclusiveFields %v, selectorsExclusive %v, targetNamespace %s, references %v\n",
 				f.Version, f.TargetRefFields, f.MaxTargetRefs, f.TargetKinds, f.TargetGroups, f.FieldTargetKinds, f.ExclusiveFields, f.SelectorsExclusive, f.TargetNamespace, f.References)
@@ -52,19 +84,40 @@ func main() {
 			if d.Item != "" {
 				item += " " + d.Item
 			}
-			fmt.Printf("  %-40s row: %s; CRD: %s\n", item, d.Row, d.CRD)
+			known := ""
+			if why, ok := kindsdrift.KnownDrift[d.Key()]; ok {
+				known = " (known: " + why + ")"
+			} else {
+				unknown++
+			}
+			fmt.Printf("  %-40s row: %s; CRD: %s%s\n", item, d.Row, d.CRD, known)
 		}
 	}
 	var unchecked []string
-	for k := range res.Unchecked {
-		unchecked = append(unchecked, k)
+	for k, why := range res.Unchecked {
+		group, _, _ := strings.Cut(k, "/")
+		if first || p.Serves(group) {
+			unchecked = append(unchecked, k+": unchecked ("+why+")")
+		}
 	}
 	sort.Strings(unchecked)
-	for _, k := range unchecked {
-		fmt.Printf("%s: unchecked (%s)\n", k, res.Unchecked[k])
+	for _, u := range unchecked {
+		fmt.Println(u)
 	}
-	fmt.Printf("%d kinds checked, %d unchecked, %d drift\n", len(checked), len(unchecked), len(res.Drift))
-	if len(res.Drift) > 0 {
-		os.Exit(1)
+	for _, u := range p.Unlisted {
+		fmt.Printf("%s: labelled %s but no built-in row describes it: add one to pkg/rules/kinds/builtin_kinds.yaml\n", u, kindsdrift.PolicyLabel)
 	}
+	fmt.Printf("%d kinds checked, %d unchecked, %d drift (%d not known), %d policy kinds without a row\n",
+		len(checked), len(unchecked), len(res.Drift), unknown, len(p.Unlisted))
+	return unknown > 0 || len(p.Unlisted) > 0
+}
+
+func splitVersions(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -6,27 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
-
-// knownDrift is every fact on which a built-in row contradicts its implementation's CRD at
-// the versions of DefaultSources, with why it stands. One entry per fact; an entry whose
-// drift is gone fails the test too, so the table stays exact. A new drift fails until the
-// row is fixed or the drift is listed here with its reason.
-var knownDrift = map[string]string{
-	// A CEL rule of the CRD limits one field to some target kinds; the row format has a
-	// place for that only for the strategy field (strategy.targetKinds). The API server
-	// applies the rule before the webhook; `check` does not see it (issue 28).
-	"gateway.envoyproxy.io/BackendTrafficPolicy fieldTargetKinds admissionControl": "per-field target rule the row format cannot hold yet; enforced by the API server",
-}
 
 // unchecked is every built-in kind no source module serves the CRD of, and why. A CRD not
 // served as a Go module enters testdata only as the facts read from it (project rule), so
@@ -79,11 +68,21 @@ func notServed(module string) string {
 	return module + " is not served by the Go module proxy (it answers 403 for it)"
 }
 
+// uncheckedAtOlder is, for each further release a source is checked at (AlsoAt), the
+// built-in kinds of its groups that release ships no CRD for, and why.
+var uncheckedAtOlder = map[string]map[string]string{
+	"gateway-api@v1.6.3": {
+		"gateway.networking.x-k8s.io/XTelemetryPolicy": "its module ships no CRD for it",
+	},
+}
+
 // TestBuiltinRowsAgainstCRDs reads the CRDs of DefaultSources from the module cache
-// (downloading them once) and fails on drift knownDrift does not list, on a listed drift
-// that is gone, and on a built-in kind that is neither checked nor listed as unchecked.
+// (downloading them once), in every pass (each source's Version, then each of its AlsoAt
+// releases), and fails on drift KnownDrift does not list, on a listed drift no pass shows,
+// on a built-in kind that is neither checked nor listed as unchecked, and on a CRD labelled
+// gateway.networking.k8s.io/policy that no row describes.
 func TestBuiltinRowsAgainstCRDs(t *testing.T) {
-	res, err := Check(context.Background(), kinds.BuiltinKindTable().Rows(), DefaultSources())
+	passes, err := CheckPasses(context.Background(), kinds.BuiltinKindTable().Rows(), DefaultSources())
 	if err != nil {
 		if os.Getenv("CI") == "" && isFetchError(err) {
 			t.Skipf("the implementations' CRD modules cannot be fetched (CI unset, so skipped; in CI this fails): %v", err)
@@ -91,31 +90,95 @@ func TestBuiltinRowsAgainstCRDs(t *testing.T) {
 		t.Fatalf("reading the implementations' CRDs from their Go modules: %v\n"+
 			"The check needs the module proxy once (then the module cache): `go mod download <module>@<version>` for each of DefaultSources.", err)
 	}
+	require.Len(t, passes, 2, "every source at its Version, then Gateway API at v1.6.3")
 
 	var unexpected []string
 	seen := map[string]bool{}
-	for _, d := range res.Drift {
-		seen[d.Key()] = true
-		if _, ok := knownDrift[d.Key()]; !ok {
-			unexpected = append(unexpected, d.String())
+	for _, p := range passes {
+		for _, d := range p.Result.Drift {
+			seen[d.Key()] = true
+			if _, ok := KnownDrift[d.Key()]; !ok {
+				unexpected = append(unexpected, p.Name()+": "+d.String())
+			}
 		}
+		assert.Empty(t, p.Unlisted, "%s: CRDs labelled %s with no built-in row: add a row for each", p.Name(), PolicyLabel)
 	}
 	sort.Strings(unexpected)
-	assert.Empty(t, unexpected, "drift between the rows and their CRDs (fix the row, or list the drift in knownDrift with its reason):\n%s", strings.Join(unexpected, "\n"))
+	assert.Empty(t, unexpected, "drift between the rows and their CRDs (fix the row, or list the drift in KnownDrift with its reason):\n%s", strings.Join(unexpected, "\n"))
 
 	var gone []string
-	for k := range knownDrift {
+	for k := range KnownDrift {
 		if !seen[k] {
 			gone = append(gone, k)
 		}
 	}
 	sort.Strings(gone)
-	assert.Empty(t, gone, "knownDrift lists drift that is gone (the row was fixed): remove these entries")
+	assert.Empty(t, gone, "KnownDrift lists drift that is gone (the row was fixed): remove these entries")
 
-	assert.Equal(t, sortedKeys(unchecked), sortedKeys(res.Unchecked), "built-in kinds with no CRD to check them against: say why in `unchecked`, or add a source")
-	for k, where := range res.Checked {
+	first := passes[0]
+	assert.Equal(t, sortedKeys(unchecked), sortedKeys(first.Result.Unchecked), "built-in kinds with no CRD to check them against: say why in `unchecked`, or add a source")
+	for k, where := range first.Result.Checked {
 		t.Logf("%s checked against %s", k, where)
 	}
+	for _, p := range passes[1:] {
+		got := map[string]string{}
+		for k, why := range p.Result.Unchecked {
+			if group, _, _ := strings.Cut(k, "/"); p.Serves(group) {
+				got[k] = why
+			}
+		}
+		assert.Equal(t, uncheckedAtOlder[p.Name()], got, "%s: built-in kinds of its groups it ships no CRD for", p.Name())
+		assert.NotEmpty(t, p.Result.Checked, p.Name())
+		for k, where := range p.Result.Checked {
+			t.Logf("%s checked against %s", k, where)
+		}
+	}
+}
+
+// Passes reads every source at its Version first, then each further release alone.
+func TestPasses(t *testing.T) {
+	a := Source{Name: "a", Version: "v2", AlsoAt: []string{"v1", "v0"}}
+	b := Source{Name: "b", Version: "v9"}
+	got := Passes([]Source{a, b})
+	assert.Equal(t, [][]Source{
+		{{Name: "a", Version: "v2"}, {Name: "b", Version: "v9"}},
+		{{Name: "a", Version: "v1"}},
+		{{Name: "a", Version: "v0"}},
+	}, got)
+	assert.Equal(t, []string{"v1", "v0"}, a.AlsoAt, "the sources given are not changed")
+	assert.Equal(t, "a@v2, b@v9", Pass{Sources: got[0]}.Name())
+}
+
+// A policy-labelled CRD no row describes is listed, whatever its group; labelled CRDs with a
+// row, CRDs without the label and other documents are not.
+func TestUnlistedPolicyKinds(t *testing.T) {
+	dir := t.TempDir()
+	crd := func(group, kind, labels string) string {
+		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: x\n" + labels +
+			"spec:\n  group: " + group + "\n  names: {kind: " + kind + "}\n  versions: [{name: v1, served: true, storage: true}]\n"
+	}
+	labelled := "  labels:\n    gateway.networking.k8s.io/policy: Direct\n"
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "crds"), 0o755))
+	for name, body := range map[string]string{
+		"a.yaml": crd("example.io", "NewPolicy", labelled) + "---\n" + crd("example.io", "KnownPolicy", labelled),
+		"b.yaml": crd("other.example.io", "OtherPolicy", "  labels:\n    gateway.networking.k8s.io/policy: Inherited\n"),
+		"c.yaml": crd("example.io", "Route", "  labels:\n    app: x\n") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: gateway.networking.k8s.io/policy}\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "crds", name), []byte(body), 0o644))
+	}
+	src := Source{Name: "s", Module: "example.io/m", Version: "v1.0.0", Globs: []string{"crds/*.yaml"}, Groups: []string{"example.io"}}
+	rows := []*kinds.KindRow{{Group: "example.io", Kind: "KnownPolicy"}}
+	got, err := UnlistedPolicyKinds(dir, src, rows)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"example.io/NewPolicy (example.io/m@v1.0.0 crds/a.yaml)",
+		"other.example.io/OtherPolicy (example.io/m@v1.0.0 crds/b.yaml)",
+	}, got)
+
+	crds, err := LoadCRDs(dir, src)
+	require.NoError(t, err)
+	assert.Equal(t, "Direct", crds["example.io/NewPolicy"].PolicyLabel)
+	assert.Equal(t, "", crds["example.io/Route"].PolicyLabel)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -132,134 +195,6 @@ func isFetchError(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "go mod download")
 }
 
-// A literal CRD in the shape of Envoy Gateway's and Istio's: every fact FactsOf reads.
-const sampleCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-spec:
-  group: example.io
-  names: {kind: SamplePolicy}
-  versions:
-  - name: v1alpha1
-    served: false
-    storage: false
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        properties:
-          spec:
-            x-kubernetes-validations:
-            - rule: "has(self.targetRefs) ? self.targetRefs.all(ref, ref.kind in ['Gateway', 'HTTPRoute']) : true"
-            - rule: "has(self.targetRefs) ? self.targetRefs.all(ref, ref.group == 'gateway.networking.k8s.io') : true"
-            - rule: "!has(self.mergeType) || self.targetRefs.all(ref, ref.kind in ['HTTPRoute'])"
-            - rule: "!has(self.special) || self.targetRefs.all(ref, ref.kind == 'Gateway')"
-            - rule: "(has(self.selector) ? 1 : 0) + (has(self.targetRefs) ? 1 : 0) <= 1"
-            - rule: "(has(self.targetSelectors) ? 1 : 0) + (has(self.targetRefs) ? 1 : 0) <= 1"
-            properties:
-              targetRefs:
-                maxItems: 4
-                items:
-                  properties:
-                    group: {type: string}
-                    kind: {type: string}
-                    name: {type: string}
-                    namespace:
-                      type: string
-                      x-kubernetes-validations:
-                      - rule: self.size() == 0
-              targetSelectors:
-                items:
-                  properties:
-                    kind: {type: string}
-                    matchLabels: {type: object}
-              mergeType: {type: string}
-              special: {type: string}
-              auth:
-                x-kubernetes-validations:
-                - rule: "self.backendRefs.all(f, f.kind == 'Service' || f.kind == 'Backend')"
-                properties:
-                  backendRefs:
-                    items:
-                      properties:
-                        name: {type: string}
-                        kind: {type: string}
-                        namespace: {type: string}
-                  secretRef:
-                    properties:
-                      name: {type: string}
-                      kind: {type: string, enum: [Secret]}
-                  caRef:
-                    properties:
-                      name: {type: string}
-                      kind: {type: string, pattern: "^(ConfigMap|Secret)$"}
-                  otherRef:
-                    properties:
-                      name: {type: string}
-                      kind: {type: string, pattern: "^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$"}
-`
-
-func TestFactsOfAndCompare(t *testing.T) {
-	var obj map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(sampleCRD), &obj))
-	crd := crdOf(obj)
-	assert.Equal(t, []string{"v1"}, crd.Served)
-
-	f := FactsOf(crd, "v1")
-	assert.Equal(t, []string{"targetRefs", "targetSelectors"}, f.TargetRefFields)
-	assert.Equal(t, 4, f.MaxTargetRefs)
-	assert.Equal(t, []string{"Gateway", "HTTPRoute"}, f.TargetKinds)
-	assert.Equal(t, []string{"gateway.networking.k8s.io"}, f.TargetGroups)
-	assert.Equal(t, map[string][]string{"mergeType": {"HTTPRoute"}, "special": {"Gateway"}}, f.FieldTargetKinds)
-	assert.Equal(t, "forbidden", f.TargetNamespace)
-	assert.Equal(t, []string{"selector"}, f.ExclusiveFields)
-	assert.True(t, f.SelectorsExclusive)
-	assert.Equal(t, []Ref{
-		{Path: "auth.backendRefs[]", Namespaced: true, Kinds: []string{"Backend", "Service"}},
-		{Path: "auth.caRef", Kinds: []string{"ConfigMap", "Secret"}},
-		{Path: "auth.otherRef"},
-		{Path: "auth.secretRef", Kinds: []string{"Secret"}},
-	}, f.References)
-
-	row := &kinds.KindRow{
-		Group: "example.io", Kind: "SamplePolicy", Versions: []string{"v1", "v1alpha1"},
-		MaxTargetRefs:   16,
-		TargetRefFields: []string{"targetRef", "targetRefs"},
-		Targets: []kinds.TargetKind{
-			{Group: "gateway.networking.k8s.io", Kind: "Gateway"},
-			{Group: "", Kind: "Service"},
-		},
-		Strategy: kinds.Strategy{Field: "mergeType", TargetKinds: []string{"HTTPRoute"}},
-		References: []kinds.Reference{
-			{Path: "auth.secretRefs[]"},
-			{Path: "auth.caRef", Kinds: []string{"Secret", "ClusterTrustBundle"}},
-		},
-	}
-	drift, _ := Compare(row, crd)
-	var got []string
-	for _, d := range drift {
-		got = append(got, d.String())
-	}
-	assert.Equal(t, []string{
-		"example.io/SamplePolicy versions v1alpha1: row lists it; CRD does not serve it",
-		"example.io/SamplePolicy targetRefFields targetRef: row reads it; CRD has no such field at v1",
-		"example.io/SamplePolicy targetRefFields targetSelectors: row does not read it; CRD has it at v1",
-		"example.io/SamplePolicy maxTargetRefs: row at most 16; CRD at most 4",
-		"example.io/SamplePolicy targetKinds HTTPRoute: row does not admit it; CRD admits it",
-		"example.io/SamplePolicy targetKinds Service: row admits it; CRD refuses it",
-		`example.io/SamplePolicy targetGroups "": row admits it; CRD refuses it`,
-		"example.io/SamplePolicy fieldTargetKinds special: row no rule; CRD only [Gateway]",
-		"example.io/SamplePolicy exclusiveFields selector: row admits it with a target; CRD refuses it with a target",
-		"example.io/SamplePolicy selectorsExclusive: row false; CRD true",
-		"example.io/SamplePolicy targetNamespace: row own namespace only; CRD forbidden: must be empty or absent",
-		"example.io/SamplePolicy reference auth.backendRefs[]: row does not list it; CRD a reference with a namespace field",
-		"example.io/SamplePolicy referenceKinds auth.caRef ConfigMap: row refuses it; CRD admits it",
-		"example.io/SamplePolicy referenceKinds auth.caRef ClusterTrustBundle: row admits it; CRD refuses it",
-		"example.io/SamplePolicy reference auth.secretRefs[]: row lists it; CRD has no reference-shaped field there",
-	}, got)
-}
-
 func TestModuleDirReportsAFetchError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -274,7 +209,8 @@ func TestEscapePath(t *testing.T) {
 	assert.Equal(t, "github.com/!azure/go-!s!d!k", escapePath("github.com/Azure/go-SDK"))
 }
 
-// The Gateway API CRDs checked are those of the version go.mod requires.
+// The Gateway API CRDs checked first are those of the version go.mod requires; v1.6.3 is
+// checked too, as clusters run it.
 func TestGatewayAPISourceFollowsGoMod(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
 	require.NoError(t, err)
@@ -283,38 +219,21 @@ func TestGatewayAPISourceFollowsGoMod(t *testing.T) {
 	for _, s := range DefaultSources() {
 		if s.Module == "sigs.k8s.io/gateway-api" {
 			assert.Equal(t, string(m[1]), s.Version, "DefaultSources' Gateway API version")
+			assert.Equal(t, []string{"v1.6.3"}, s.AlsoAt, "the older Gateway API release the rows are checked at")
 			return
 		}
 	}
 	t.Fatal("DefaultSources has no sigs.k8s.io/gateway-api")
 }
 
-// Every version the row lists is read; a fact is reported once.
-func TestCompareReadsEveryListedVersion(t *testing.T) {
-	schema := func(maxItems int, withRef bool) map[string]any {
-		ref := map[string]any{"properties": map[string]any{"kind": map[string]any{}, "name": map[string]any{}, "namespace": map[string]any{}}}
-		props := map[string]any{"targetRefs": map[string]any{"maxItems": float64(maxItems), "items": ref}}
-		if withRef {
-			props["backendRef"] = ref
+// A built-in row checked against a source says it was read at that source's version: its
+// readAt is what `webhook kinds --cluster` and the CRDDrift warnings cite.
+func TestCheckedRowsSayTheyWereReadAtTheirSource(t *testing.T) {
+	for _, src := range DefaultSources() {
+		for _, row := range kinds.BuiltinKindTable().Rows() {
+			if slices.Contains(src.Groups, row.Group) {
+				assert.True(t, strings.HasSuffix(row.ReadAt, " "+src.Version), "%s/%s readAt %q, checked against %s@%s", row.Group, row.Kind, row.ReadAt, src.Module, src.Version)
+			}
 		}
-		return map[string]any{"properties": map[string]any{"spec": map[string]any{"properties": props}}}
 	}
-	crd := &CRD{
-		Group: "example.io", Kind: "SamplePolicy", Served: []string{"v1alpha1", "v1beta1", "v1"}, Storage: "v1",
-		Schemas: map[string]map[string]any{"v1": schema(8, false), "v1beta1": schema(4, true), "v1alpha1": schema(2, true)},
-	}
-	row := &kinds.KindRow{
-		Group: "example.io", Kind: "SamplePolicy", Versions: []string{"v1", "v1beta1", "v1alpha1"},
-		TargetRefFields: []string{"targetRefs"}, MaxTargetRefs: 8, CrossNamespaceTargets: true,
-	}
-	drift, facts := Compare(row, crd)
-	assert.Equal(t, "v1", facts.Version)
-	var got []string
-	for _, d := range drift {
-		got = append(got, d.String())
-	}
-	assert.Equal(t, []string{
-		"example.io/SamplePolicy maxTargetRefs: row at most 8; CRD at most 2",
-		"example.io/SamplePolicy reference backendRef: row does not list it; CRD a reference with a namespace field",
-	}, got)
 }

@@ -22,7 +22,12 @@ import (
 type AuditReport struct {
 	Findings      []AuditFinding      `json:"findings"`
 	Disagreements []AuditDisagreement `json:"disagreements"`
-	Summary       AuditSummary        `json:"summary"`
+	// KindDrift lists the built-in kinds whose installed CRD admits more than their row,
+	// and what: the audit (and admission) judges their policies by the CRD, and a policy
+	// relying on it is admitted with a CRDDrift warning. Only on a cluster that runs such a
+	// CRD.
+	KindDrift []kinds.KindDrift `json:"kindDrift,omitempty"`
+	Summary   AuditSummary      `json:"summary"`
 }
 
 // AuditSummary counts what the audit looked at and found.
@@ -34,6 +39,8 @@ type AuditSummary struct {
 	// disagree.
 	StatusesCompared int `json:"statusesCompared"`
 	Disagreements    int `json:"disagreements"`
+	// KindDrift counts the facts of built-in rows the installed CRDs widen.
+	KindDrift int `json:"kindDrift,omitempty"`
 }
 
 // AuditDisagreement is one entry of a policy's status where its controller and the
@@ -92,8 +99,13 @@ func (s *StateBuilder) Audit(config *rules.Config) *AuditReport {
 		meta, _ := pd.doc.Object["metadata"].(map[string]any)
 		where[policyID{pd.row.GroupKind(), stringAt(meta, "namespace"), stringAt(meta, "name")}] = manifests.Document{Source: pd.doc.Source, Index: pd.doc.Index}
 	}
+	table := s.b.table
 	snap, observed := s.SnapshotWithStatuses()
 	report := AuditSnapshotWith(snap, config, observed)
+	report.KindDrift = kinds.DriftOf(table, true)
+	for _, k := range report.KindDrift {
+		report.Summary.KindDrift += len(k.Drift)
+	}
 	for i := range report.Findings {
 		f := &report.Findings[i]
 		if d, ok := where[policyID{schema.GroupKind{Group: f.group, Kind: f.Kind}, f.Namespace, f.Name}]; ok {
@@ -196,6 +208,16 @@ func WriteAuditText(w io.Writer, r *AuditReport) error {
 	for _, d := range r.Disagreements {
 		if _, err := fmt.Fprintf(w, "DISAGREES %s %s [%s]\n    %s\n", d.Kind, ref(Result{Namespace: d.Namespace, Name: d.Name}), d.Class, d.Message); err != nil {
 			return err
+		}
+	}
+	for _, k := range r.KindDrift {
+		if _, err := fmt.Fprintf(w, "CRD DRIFT %s\n", k.Heading()); err != nil {
+			return err
+		}
+		for _, d := range k.Drift {
+			if _, err := fmt.Fprintf(w, "    %s\n", d); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := fmt.Fprintf(w, "%d policies audited: %d would be denied today\n", r.Summary.Policies, r.Summary.Findings); err != nil {

@@ -31,6 +31,8 @@ type Report struct {
 	Enforcement []string `json:"enforcement,omitempty"`
 	Results     []Result `json:"results"`
 	Summary     Summary  `json:"summary"`
+	// NotChecked are the policy kinds judged without their CRD, each once.
+	NotChecked []NotChecked `json:"notChecked,omitempty"`
 }
 
 // Summary counts verdicts.
@@ -82,7 +84,8 @@ var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // config (nil for the defaults) decides how each denial is enforced, as in the webhook.
 // CustomResourceDefinitions among docs do first what the API server does with them:
 // their defaults are applied, and a policy their schema or CEL rules refuse is denied with
-// reason Invalid (a non-policy object they refuse is unusable input).
+// reason Invalid (a non-policy object they refuse is unusable input). The kinds of the
+// policies judged without a CRD are the report's NotChecked.
 func Run(docs []manifests.Document, table *kinds.KindTable, config *rules.Config) (*Report, error) {
 	return RunIn(docs, table, config, "default")
 }
@@ -158,6 +161,9 @@ func (b *builder) admitAll(policies []pendingPolicy, config *rules.Config) *Repo
 	}
 	for _, pd := range policies {
 		old := b.stored[objectKey(pd.doc.Object)]
+		if !b.schemas.Knows(pd.row.GroupKind()) {
+			report.NotChecked = addNotChecked(report.NotChecked, pd.row.GroupKind())
+		}
 		refusal, err := b.schemas.Admit(context.Background(), pd.doc.Object, old)
 		p := policy.NewPolicy(pd.row, pd.doc.Object)
 		req := rules.Request{Operation: rules.Create, Policy: p, Config: config}

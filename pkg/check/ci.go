@@ -11,7 +11,9 @@ import (
 
 // SARIF 2.1.0, the format code-scanning services read: one rule per reason, one result per
 // denial (level error), relaxed denial and warning (level warning), located at the file and
-// the document in it.
+// the document in it. A kind judged without its CRD is a notification of the run's
+// invocation (toolExecutionNotifications, level warning): SARIF's place for what a tool
+// could not analyse, which is about no one document.
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
 	Version string     `json:"version"`
@@ -19,8 +21,24 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations,omitempty"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Descriptor sarifDescriptor `json:"descriptor"`
+	Level      string          `json:"level"`
+	Message    sarifMessage    `json:"message"`
+}
+
+type sarifDescriptor struct {
+	ID string `json:"id"`
 }
 
 type sarifTool struct {
@@ -104,15 +122,26 @@ func WriteSARIF(w io.Writer, r *Report, version string) error {
 			add(res, reason, "warning", fmt.Sprintf("%s %s: %s", res.Kind, ref(res), warning))
 		}
 	}
-	return writeSARIFLog(w, version, results)
+	return writeSARIFLog(w, version, results, r.NotChecked)
 }
 
+// notCheckedID names the notification of a kind judged without its CRD.
+const notCheckedID = "NotChecked"
+
 // writeSARIFLog writes results as one run of a SARIF 2.1.0 log (check's and check --diff's),
-// with one rule per reason among them, sorted.
-func writeSARIFLog(w io.Writer, version string, results []sarifResult) error {
+// with one rule per reason among them, sorted, and the kinds not checked as notifications.
+func writeSARIFLog(w io.Writer, version string, results []sarifResult, notChecked []NotChecked) error {
 	run := sarifRun{
 		Tool:    sarifTool{Driver: sarifDriver{Name: "policy-attachment", InformationURI: "https://github.com/policyattachment/webhook", Version: version, Rules: []sarifRule{}}},
 		Results: results,
+	}
+	if len(notChecked) > 0 {
+		inv := sarifInvocation{ExecutionSuccessful: true}
+		for _, n := range notChecked {
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+				Descriptor: sarifDescriptor{ID: notCheckedID}, Level: "warning", Message: sarifMessage{Text: n.Kind + ": " + n.Message}})
+		}
+		run.Invocations = []sarifInvocation{inv}
 	}
 	var ids []string
 	for _, res := range results {
@@ -144,6 +173,9 @@ type junitSuite struct {
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Cases    []junitCase `xml:"testcase"`
+	// SystemOut says which kinds were judged without their CRD (after the test cases, as
+	// JUnit's schema orders a suite's elements).
+	SystemOut string `xml:"system-out,omitempty"`
 }
 
 type junitCase struct {
@@ -183,6 +215,11 @@ func WriteJUnit(w io.Writer, r *Report, suite string) error {
 		c.SystemOut = strings.Join(notes, "\n")
 		s.Cases = append(s.Cases, c)
 	}
+	var notes []string
+	for _, n := range r.NotChecked {
+		notes = append(notes, "not checked: "+n.Kind+": "+n.Message)
+	}
+	s.SystemOut = strings.Join(notes, "\n")
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

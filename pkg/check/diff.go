@@ -29,6 +29,9 @@ type DiffReport struct {
 	Paths       []PathChange  `json:"paths"`
 	Policies    []StatusDiff  `json:"policies"`
 	Summary     DiffSummary   `json:"summary"`
+	// NotChecked are the kinds of the change set's policies judged without their CRD
+	// (check's NotChecked).
+	NotChecked []NotChecked `json:"notChecked,omitempty"`
 }
 
 // DiffSummary counts what the diff found. Allowed and Denied are check's verdicts on the
@@ -181,7 +184,7 @@ func Diff(stored, docs []manifests.Document, table *kinds.KindTable, config *rul
 	beforeView := viewOf(beforeSnap, table, config, changeSet, nil)
 
 	report := &DiffReport{Enforcement: after.Enforcement, Introduced: []DiffFinding{}, Fixed: []DiffFinding{},
-		Unchanged: []DiffFinding{}}
+		Unchanged: []DiffFinding{}, NotChecked: after.NotChecked}
 	report.addChangeSet(before, after)
 	report.Paths = comparePaths(beforeView.explanation, afterView.explanation)
 	report.Policies = compareStatuses(beforeView.explanation, afterView.explanation)

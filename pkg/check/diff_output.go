@@ -12,7 +12,8 @@ import (
 // WriteDiffText prints the diff for people: the findings introduced, fixed and unchanged,
 // each under its policy; each path whose effective settings change, with every setting
 // that changes (before -> after, and the policy that supplies it); each policy whose impact
-// status changes; and a summary line.
+// status changes; a line per kind of the change set judged without its CRD; and a summary
+// line.
 func WriteDiffText(w io.Writer, r *DiffReport) error {
 	var b strings.Builder
 	if len(r.Enforcement) > 0 {
@@ -51,6 +52,9 @@ func WriteDiffText(w io.Writer, r *DiffReport) error {
 	}
 	for _, s := range r.Policies {
 		fmt.Fprintf(&b, "  %s %s: %s -> %s\n", s.Kind, ref(Result{Namespace: s.Namespace, Name: s.Name}), orNone(s.Before), orNone(s.After))
+	}
+	if err := writeNotChecked(&b, r.NotChecked); err != nil {
+		return err
 	}
 	checked := r.Summary.Allowed + r.Summary.Denied
 	fmt.Fprintf(&b, "%d %s checked: %d allowed, %d denied; findings: %d introduced, %d fixed, %d unchanged\n",
@@ -143,5 +147,5 @@ func WriteDiffSARIF(w io.Writer, r *DiffReport, version string) error {
 		}
 		results = append(results, sarifResult{RuleID: f.Reason, Level: level, Message: sarifMessage{Text: text}, Locations: locations})
 	}
-	return writeSARIFLog(w, version, results)
+	return writeSARIFLog(w, version, results, r.NotChecked)
 }

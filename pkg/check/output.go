@@ -10,7 +10,8 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
-// WriteText prints the report for people: one line per verdict, the reasons indented under it.
+// WriteText prints the report for people: one line per verdict, the reasons indented under
+// it, a line per kind judged without its CRD, and the counts last.
 func WriteText(w io.Writer, r *Report) error {
 	if len(r.Enforcement) > 0 {
 		if _, err := fmt.Fprintf(w, "enforcement: %s\n", strings.Join(r.Enforcement, "; ")); err != nil {
@@ -53,6 +54,9 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	if err := writeNotChecked(w, r.NotChecked); err != nil {
+		return err
+	}
 	relaxed := ""
 	if r.Summary.Relaxed > 0 {
 		relaxed = fmt.Sprintf(" (%d only because of Warn or DryRun enforcement)", r.Summary.Relaxed)
@@ -67,4 +71,15 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// writeNotChecked prints a line per kind judged without its CRD, above the counts, which
+// stay the last line.
+func writeNotChecked(w io.Writer, list []NotChecked) error {
+	for _, n := range list {
+		if _, err := fmt.Fprintf(w, "not checked: %s: %s\n", n.Kind, n.Message); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,23 +24,17 @@ func ReadCRDs(ctx context.Context, cfg *rest.Config, gks []schema.GroupKind) ([]
 	var docs []manifests.Document
 	seen := map[schema.GroupKind]bool{}
 	for _, gk := range gks {
-		if seen[gk] || gk.Group == "" {
+		if seen[gk] {
 			continue
 		}
 		seen[gk] = true
-		mapping, err := c.RESTMapper().RESTMapping(gk)
+		crd, err := readCRD(ctx, c, c.RESTMapper(), gk)
 		if err != nil {
-			continue // not served here
+			return nil, err
 		}
-		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(crdGVK)
-		name := mapping.Resource.Resource + "." + gk.Group
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); apierrors.IsNotFound(err) {
-			continue // built in, or served by an aggregated API: not a CRD
-		} else if err != nil {
-			return nil, fmt.Errorf("reading the CustomResourceDefinition %s: %w", name, err)
+		if crd != nil {
+			docs = append(docs, manifests.Document{Source: "cluster", Index: len(docs) + 1, Object: crd.Object})
 		}
-		docs = append(docs, manifests.Document{Source: "cluster", Index: len(docs) + 1, Object: crd.Object})
 	}
 	return docs, nil
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // Metrics of the cluster state, registered on controller-runtime's registry.
@@ -29,16 +31,20 @@ var (
 		Name: "policyattachment_confirm_errors_total",
 		Help: "Failed reads of the API server asking whether an admitted policy was stored; it is asked again in the next round.",
 	})
+	kindDrift = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "policyattachment_kind_drift",
+		Help: "Facts of a built-in policy kind's row that the kind's installed CRD widens, by fact (versions, maxTargetRefs, targetKinds, fieldTargetKinds, referenceKinds): the webhook judges by the CRD and warns CRDDrift where a policy relies on one.",
+	}, []string{"group", "kind", "fact"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(liveReadErrors, liveReadDropped, judgesAgain, reservationsUnconfirmed, confirmErrors)
+	metrics.Registry.MustRegister(liveReadErrors, liveReadDropped, judgesAgain, reservationsUnconfirmed, confirmErrors, kindDrift)
 }
 
 // MetricNames lists the store's metric families.
 func MetricNames() []string {
 	var names []string
-	for _, c := range []prometheus.Collector{liveReadErrors, liveReadDropped, judgesAgain, reservationsUnconfirmed, confirmErrors} {
+	for _, c := range []prometheus.Collector{liveReadErrors, liveReadDropped, judgesAgain, reservationsUnconfirmed, confirmErrors, kindDrift} {
 		names = append(names, DescribedNames(c)...)
 	}
 	return names
@@ -57,4 +63,16 @@ func DescribedNames(c prometheus.Collector) []string {
 		}
 	}
 	return names
+}
+
+// recordDrift sets the policyattachment_kind_drift series of row's kind: one per fact its
+// installed CRD widens, none where it widens nothing (or the kind has no CRD).
+func recordDrift(row *kinds.KindRow) {
+	kindDrift.DeletePartialMatch(prometheus.Labels{"group": row.Group, "kind": row.Kind})
+	if row.Installed == nil {
+		return
+	}
+	for _, d := range row.Installed.Widened() {
+		kindDrift.WithLabelValues(row.Group, row.Kind, d.Fact).Inc()
+	}
 }

@@ -43,7 +43,9 @@ func ReadAround(ctx context.Context, cfg *rest.Config, table *kinds.KindTable, t
 	if err := r.discoverPolicyKinds(ctx, table); err != nil {
 		return nil, err
 	}
-	whole := []schema.GroupKind{kinds.ReferenceGrant, {Kind: "Namespace"}}
+	// GatewayClasses too: which controller serves each Gateway's class decides whether a
+	// policy kind takes effect through it (there are a few in any cluster).
+	whole := []schema.GroupKind{kinds.ReferenceGrant, {Kind: "Namespace"}, {Group: kinds.GatewayGroup, Kind: "GatewayClass"}}
 	for _, row := range table.Rows() {
 		whole = append(whole, row.GroupKind())
 	}
@@ -228,8 +230,12 @@ func newReader(cfg *rest.Config, progress io.Writer) (*reader, error) {
 		count: map[schema.GroupResource]int{}, byName: map[schema.GroupResource]int{}}, nil
 }
 
-// discoverPolicyKinds adds a row to table for each CRD labelled as a policy kind.
+// discoverPolicyKinds adds a row to table for each CRD labelled as a policy kind, and
+// replaces each built-in row whose CRD the cluster runs with the row derived from it.
 func (r *reader) discoverPolicyKinds(ctx context.Context, table *kinds.KindTable) error {
+	if err := deriveRows(ctx, r.c, r.c.RESTMapper(), table); err != nil {
+		return err
+	}
 	crds, err := listAll(ctx, r.c, crdGVK, client.HasLabels{kinds.PolicyLabel})
 	if err != nil {
 		return fmt.Errorf("listing policy CRDs: %w", err)

@@ -108,6 +108,28 @@ func (s *Store) AddRow(row kinds.KindRow) error {
 	return s.table.Put(row)
 }
 
+// UseRow replaces the row of a kind the store knows (a built-in row by the row derived from
+// its installed CRD, or back), and has the stored policies of the kind judged by it from
+// now on.
+func (s *Store) UseRow(row kinds.KindRow) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.table.Put(row); err != nil {
+		return err
+	}
+	s.generation++
+	gk := row.GroupKind()
+	r, _ := s.table.Lookup(gk)
+	for _, p := range s.snap.Policies() { // every policy: installed CRDs change rarely
+		if p.GroupKind() == gk {
+			c := *p // a copy: a review may still read p under its own lock's reading
+			c.Row = r
+			s.snap.PutPolicyAsIs(&c)
+		}
+	}
+	return nil
+}
+
 // Judge evaluates a request and, when reserve is set and the write is allowed, reserves
 // the policy in the snapshot. It reports false, and reserves nothing, when ctx ended first:
 // the caller has already given up on the review.

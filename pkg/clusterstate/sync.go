@@ -30,16 +30,19 @@ type Feeds struct {
 	table *kinds.KindTable
 	log   logr.Logger
 
-	mu      sync.Mutex // guards watched and feeds: CRD events start feeds from their own goroutines
+	mu      sync.Mutex // guards watched, feeds and derivedAt: CRD events start feeds from their own goroutines
 	watched map[schema.GroupKind]bool
 	feeds   []*feed
+	// derivedAt is the metadata.generation of the installed CRD each built-in kind's row
+	// was derived from (crd_drift.go).
+	derivedAt map[schema.GroupKind]int64
 }
 
 // NewFeeds prepares the feeds of store; mgr supplies the API reader, the REST mapper and the
 // CRD informer (its cache should use TrimForRules), raw lists (a REST client of any group,
 // decoding errors as Status: rest.UnversionedRESTClientFor) and dyn watches.
 func NewFeeds(store *Store, mgr manager.Manager, dyn dynamic.Interface, raw rest.Interface, table *kinds.KindTable, log logr.Logger) *Feeds {
-	return &Feeds{store: store, mgr: mgr, dyn: dyn, raw: raw, table: table, log: log, watched: map[schema.GroupKind]bool{}}
+	return &Feeds{store: store, mgr: mgr, dyn: dyn, raw: raw, table: table, log: log, watched: map[schema.GroupKind]bool{}, derivedAt: map[schema.GroupKind]int64{}}
 }
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
@@ -70,6 +73,10 @@ func TrimForRules(obj any) (any, error) {
 // Start starts a feed for every kind the rules read that the API server serves:
 // the non-policy kinds, the table's policy kinds, and CRDs labelled as policies.
 func (s *Feeds) Start(ctx context.Context) error {
+	// Built-in kinds are judged by their installed CRDs' rows before any policy is listed.
+	for _, row := range s.table.Rows() {
+		s.useInstalledCRD(ctx, row.GroupKind())
+	}
 	reader := s.mgr.GetAPIReader()
 	crds := &unstructured.UnstructuredList{}
 	crds.SetGroupVersionKind(crdGVK)
@@ -100,15 +107,30 @@ func (s *Feeds) Start(ctx context.Context) error {
 		return fmt.Errorf("watching CRDs: %w", err)
 	}
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onCRD(ctx, obj) },
-		UpdateFunc: func(_, obj any) { s.onCRD(ctx, obj) },
+		AddFunc:    func(obj any) { s.onCRD(ctx, obj, false) },
+		UpdateFunc: func(_, obj any) { s.onCRD(ctx, obj, false) },
+		DeleteFunc: func(obj any) {
+			if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = gone.Obj
+			}
+			s.onCRD(ctx, obj, true)
+		},
 	})
 	return err
 }
 
-func (s *Feeds) onCRD(ctx context.Context, obj any) {
+func (s *Feeds) onCRD(ctx context.Context, obj any, deleted bool) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
+		return
+	}
+	if gk, changed := s.crdChanged(u, deleted); changed {
+		// A release of a built-in kind's implementation installed, upgraded or removed while
+		// running: its row is derived again from the CRD as the API server has it now.
+		go s.useInstalledCRD(ctx, gk)
+		return
+	}
+	if deleted {
 		return
 	}
 	gvk, ok := s.addCRD(u)

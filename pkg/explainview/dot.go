@@ -56,7 +56,7 @@ func DOT(g Graph) []byte {
 func dotPolicy(p drawnPolicy) string {
 	c := colorsOf(p.Status)
 	style := "filled"
-	if p.Status == "NoTargets" {
+	if takesNoEffect(p.Status) {
 		style = "filled,dashed"
 	}
 	return fmt.Sprintf("%s [label=%s, shape=note, style=%q, fillcolor=%q, color=%q, fontcolor=%q];",

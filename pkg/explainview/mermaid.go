@@ -56,7 +56,7 @@ func Mermaid(g Graph) []byte {
 	for _, s := range slices.Concat(Statuses, []string{"other"}) {
 		c := colorsOf(s)
 		extra := ""
-		if s == "NoTargets" {
+		if takesNoEffect(s) {
 			extra = ",stroke-dasharray:4 3"
 		}
 		fmt.Fprintf(&b, "  classDef %s fill:%s,stroke:%s,color:%s%s\n", statusClass(s), c.Fill, c.Stroke, c.Text, extra)

@@ -45,6 +45,8 @@ var statusResults = map[string]reportsv1alpha1.Result{
 	impact.StatusPartiallyEnforced: "warn",
 	impact.StatusOverridden:        "warn",
 	impact.StatusNoTargets:         "warn",
+	// No controller of its kind serves the Gateways it reaches: nothing to judge there.
+	impact.StatusNotServed: "skip",
 }
 
 // Build returns the Report each namespace that holds policies should have, by namespace.

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPureBoundary keeps the engine (pkg/rules and every package under it) and the index
-// (pkg/index) free of transport: they may use API types, but must not import net/http
+// TestPureBoundary keeps the engine (pkg/rules and every package under it), the index
+// (pkg/index) and the CRD comparison (pkg/crdfacts) free of transport: they may use API types, but must not import net/http
 // themselves, nor depend on client-go or controller-runtime at all.
 func TestPureBoundary(t *testing.T) {
-	pure := []string{"./...", "../index/..."}
+	pure := []string{"./...", "../index/...", "../crdfacts/..."}
 	out, err := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}"}, pure...)...).Output()
 	require.NoError(t, err)
 	packages := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -223,7 +223,10 @@ func compileSelector(s *metav1.LabelSelector) (labels.Selector, error) {
 
 // configFile is a config file: kind rows plus the Config.
 type configFile struct {
-	Kinds []kinds.KindRow `json:"kinds,omitempty"`
+	// Implementations replace the built-in controller names of an implementation (an
+	// installation that renamed its controller), or add one for the file's own rows.
+	Implementations []kinds.Implementation `json:"implementations,omitempty"`
+	Kinds           []kinds.KindRow        `json:"kinds,omitempty"`
 	Config
 }
 
@@ -234,11 +237,14 @@ func LoadConfig(data []byte, source string, table *kinds.KindTable) (*Config, er
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if len(f.Kinds) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) && f.SkipLabel.empty() && f.TargetDeletions.empty() {
-		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`", source)
+	if len(f.Kinds) == 0 && len(f.Implementations) == 0 && f.Enforcement.Default == "" && len(f.Enforcement.Rules) == 0 && f.Messages == (validation.Messages{}) && f.SkipLabel.empty() && f.TargetDeletions.empty() {
+		return nil, fmt.Errorf("%s: nothing configured; expected `kinds`, `implementations`, `enforcement`, `messages`, `skipLabel` or `targetDeletions`", source)
 	}
 	if err := f.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if err := table.PutImplementations(f.Implementations, source); err != nil {
+		return nil, err
 	}
 	if len(f.Kinds) > 0 {
 		if err := table.Add(f.Kinds, source); err != nil {

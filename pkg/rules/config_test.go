@@ -255,7 +255,7 @@ messages: {revealOtherNamespaces: true}
 			file:    "skipLabel: {serviceAccounts: [argocd-application-controller]}",
 			wantErr: `cfg.yaml: skipLabel.serviceAccounts[0]: "argocd-application-controller" is not namespace/name`,
 		},
-		"nothing": {file: "{}", wantErr: "cfg.yaml: nothing configured; expected `kinds`, `enforcement`, `messages` or `skipLabel`"},
+		"nothing": {file: "{}", wantErr: "cfg.yaml: nothing configured; expected `kinds`, `implementations`, `enforcement`, `messages`, `skipLabel` or `targetDeletions`"},
 		"a typo is an error, not a silent Deny": {
 			file:    "enforcement: {defualt: Warn}",
 			wantErr: `cfg.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "defualt"`,

@@ -53,12 +53,13 @@ type Relaxed struct {
 func (v Verdict) Allowed() bool { return len(v.Denials) == 0 }
 
 // MissingTargetWarnings are the warnings Evaluate gives a policy for targets, sections and
-// selections that are not there (yet): none for a refs list refused whole.
+// selections that are not there (yet), and for targets reached through Gateways no
+// controller of its kind serves: none for a refs list refused whole.
 func MissingTargetWarnings(p *policy.Policy, snap topology.Snapshot) []string {
 	if p.TooManyTargetRefs() {
 		return nil
 	}
-	return validation.WarnMissingTargets(p, snap)
+	return append(validation.WarnMissingTargets(p, snap), validation.WarnNotServed(p, snap)...)
 }
 
 // Evaluate judges a request against a snapshot.
@@ -77,6 +78,7 @@ func Evaluate(req Request, snap topology.Snapshot) Verdict {
 	}
 	if !req.Policy.TooManyTargetRefs() {
 		v.Warnings = append(MissingTargetWarnings(req.Policy, snap), validation.WarnImplementationSpecific(req.Policy)...)
+		v.Warnings = append(v.Warnings, validation.WarnCRDDrift(req.Policy)...)
 	}
 	if len(found) == 0 {
 		return v

@@ -28,6 +28,11 @@ kind: Namespace
 metadata: {name: app}
 ---
 apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: eg}
+spec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: infra, creationTimestamp: "2024-01-01T00:00:00Z"}
 spec:

@@ -15,23 +15,29 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/validation"
 )
 
-// Impact statuses (GEP-713 "Status reporting", plus NoTargets).
+// Impact statuses (GEP-713 "Status reporting", plus NoTargets and NotServed).
 const (
 	StatusEnforced          = "Enforced"
 	StatusPartiallyEnforced = "PartiallyEnforced"
 	StatusOverridden        = "Overridden"
 	StatusNoTargets         = "NoTargets"
+	// StatusNotServed: every path the policy reaches runs through Gateways whose
+	// GatewayClass no controller of its kind serves, so it takes effect nowhere.
+	StatusNotServed = "NotServed"
 )
 
 // Impact is the predicted effect of one policy on the state it is judged against.
 type Impact struct {
-	Status            string   `json:"status"`
-	Contexts          int      `json:"contexts"`
-	Enforced          int      `json:"enforced"`
-	PartiallyEnforced int      `json:"partiallyEnforced"`
-	Overridden        int      `json:"overridden"`
-	Overrides         []string `json:"overrides"`
-	OverriddenBy      []string `json:"overriddenBy"`
+	Status            string `json:"status"`
+	Contexts          int    `json:"contexts"`
+	Enforced          int    `json:"enforced"`
+	PartiallyEnforced int    `json:"partiallyEnforced"`
+	Overridden        int    `json:"overridden"`
+	// NotServed counts the paths left out of Contexts because no controller of the kind
+	// serves the Gateways they run through.
+	NotServed    int      `json:"notServed,omitempty"`
+	Overrides    []string `json:"overrides"`
+	OverriddenBy []string `json:"overriddenBy"`
 	// OverridesTotal and OverriddenByTotal are set when an annotation lists only the first
 	// MaxAnnotatedRefs of a longer list.
 	OverridesTotal    int `json:"overridesTotal,omitempty"`
@@ -137,7 +143,7 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 		cache = merge.NewCache()
 	}
 	buf := pathBuffers.Get().(*[]topology.ContextPath)
-	paths := topology.AppendPathsOf(snap, p, (*buf)[:0])
+	paths, notServed := topology.AppendServedPathsOf(snap, p, (*buf)[:0])
 	if keep != nil {
 		paths = slices.DeleteFunc(paths, func(c topology.ContextPath) bool { return !keep(c) })
 	}
@@ -149,11 +155,17 @@ func of(snap topology.Snapshot, p *policy.Policy, cache *merge.Cache, keep func(
 		defer putPaths(buf, paths)
 	}
 	im.Contexts = len(paths)
+	if keep == nil {
+		im.NotServed = notServed // OfThrough counts what passes through its target only
+	}
 	if len(p.TargetSelectors()) > 0 {
 		im.selected = topology.TargetKeys(snap, p)
 	}
 	if len(paths) == 0 {
 		im.Status = StatusNoTargets
+		if notServed > 0 && keep == nil {
+			im.Status = StatusNotServed
+		}
 		return im
 	}
 	if reason := refused(p, snap); reason != "" {
@@ -304,8 +316,11 @@ func (im Impact) summary(p *policy.Policy, msgs *validation.Messages) string {
 	} else if len(keys) > 1 {
 		where = fmt.Sprintf("%d targets", len(keys))
 	}
-	if im.Status == StatusNoTargets {
+	switch im.Status {
+	case StatusNoTargets:
 		return fmt.Sprintf("%s on %s: reaches no %s yet", what, where, pathNoun(p.Row, 2))
+	case StatusNotServed:
+		return fmt.Sprintf("%s on %s: takes no effect: no controller of %s serves the Gateways of its %d %s", what, where, p.Row.Kind, im.NotServed, pathNoun(p.Row, im.NotServed))
 	}
 	s := fmt.Sprintf("%s on %s: enforced on %d of %d %s", what, where, im.Enforced, im.Contexts, pathNoun(p.Row, im.Contexts))
 	if im.PartiallyEnforced > 0 {
@@ -314,11 +329,15 @@ func (im Impact) summary(p *policy.Policy, msgs *validation.Messages) string {
 	if im.Overridden > 0 {
 		s += fmt.Sprintf(", overridden on %d", im.Overridden)
 	}
+
 	if len(im.OverriddenBy) > 0 {
 		s += " by " + refList(im.OverriddenBy, im.OverriddenByTotal)
 	}
 	if len(im.Overrides) > 0 {
 		s += "; overrides " + refList(im.Overrides, im.OverridesTotal)
+	}
+	if im.NotServed > 0 {
+		s += fmt.Sprintf("; no effect on %d more %s, whose Gateways no controller of %s serves", im.NotServed, pathNoun(p.Row, im.NotServed), p.Row.Kind)
 	}
 	return s
 }

@@ -134,6 +134,13 @@ type KindRow struct {
 	NamedRules []string    `json:"namedRules,omitempty"`
 	References []Reference `json:"references,omitempty"`
 
+	// Implementations name the implementations (the file's implementations entries) whose
+	// controllers act on the kind's policies, each only through the Gateways of its own
+	// GatewayClasses. Empty: every controller (Gateway API's own kinds, a kind known only
+	// from its CRD label, or one whose implementation refuses whatever the class).
+	Implementations []string `json:"implementations,omitempty"`
+	serving         Serving
+
 	// StatusConditions says how to read what the implementation writes into a policy's
 	// status, to compare it with the prediction (empty: Gateway API's PolicyAncestorStatus
 	// semantics).
@@ -141,6 +148,14 @@ type KindRow struct {
 
 	// Source says where the row came from (builtin, config file, CRD discovery).
 	Source string `json:"-"`
+
+	// ReadAt names the release of the kind's implementation its facts were read at
+	// ("envoyproxy/gateway v1.9.1"): what a drift from the CRD a cluster runs is measured
+	// against, and what its warnings cite.
+	ReadAt string `json:"readAt,omitempty"`
+	// Installed is set only on a row derived from the CRD a cluster runs (crd_drift.go): that
+	// CRD, where it differs from the row it was derived from, and that row.
+	Installed *InstalledCRD `json:"-"`
 }
 
 // ConflictMode says when two policies of a kind at one attachment point (same target, same

@@ -68,9 +68,9 @@ const (
 var impactStatuses = []string{"Enforced", "PartiallyEnforced", "Overridden", "NoTargets"}
 
 // GatewayAPIStatusRules read a set of conditions as Gateway API defines them for every
-// policy (apis/v1/policy_types.go at v1.6.3, PolicyConditionAccepted: "Possible reasons for
-// this condition to be False are: Conflicted, Invalid, TargetNotFound"): refused as
-// TargetNotFound, it applies nowhere (as a policy that reaches no path); refused otherwise,
+// policy (apis/v1/policy_types.go at v1.6.3 and v1.7.0, PolicyConditionAccepted: "Possible
+// reasons for this condition to be False are: Conflicted, Invalid, TargetNotFound"): refused
+// as TargetNotFound, it applies nowhere (as a policy that reaches no path); refused otherwise,
 // only a denial agrees; accepted, it says nothing of which policy wins where, so every
 // impact status agrees. A row's own rules come between the refusals and the acceptance:
 // whatever else an implementation writes, Accepted=False is a refusal.

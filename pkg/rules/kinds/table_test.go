@@ -36,6 +36,7 @@ func TestBuiltinKindTable(t *testing.T) {
 		"gateway.kgateway.dev/TrafficPolicy",
 		"gateway.networking.k8s.io/BackendTLSPolicy",
 		"gateway.networking.x-k8s.io/XBackendTrafficPolicy",
+		"gateway.networking.x-k8s.io/XTelemetryPolicy",
 		"gateway.nginx.org/ClientSettingsPolicy",
 		"gateway.nginx.org/ObservabilityPolicy",
 		"gateway.nginx.org/PayloadProcessor",
@@ -72,6 +73,34 @@ func TestBuiltinKindTable(t *testing.T) {
 	assert.Equal(t, Direct, btls.Class)
 	assert.Equal(t, []TargetKind{{Group: "", Kind: "Service", Section: ServicePort}}, btls.Targets)
 	assert.True(t, btls.UniqueSectionPerTarget)
+	// Gateway API v1.7.0 (GEP-5075): a ClusterTrustBundle CA is cluster-scoped, so it needs
+	// no ReferenceGrant and no warning.
+	assert.Equal(t, []Reference{{
+		Shape: ObjectReferenceShape, Path: "validation.caCertificateRefs[]",
+		Kinds:                            []string{"ConfigMap", "Secret", "ClusterTrustBundle"},
+		ClusterScopedKinds:               []string{"ClusterTrustBundle"},
+		OtherKindsImplementationSpecific: true,
+	}}, btls.References)
+
+	// Gateway API v1.7.0's TelemetryPolicy: one per Gateway, the oldest wins.
+	telemetry := mustRow(t, table, "gateway.networking.x-k8s.io", "XTelemetryPolicy")
+	assert.Equal(t, Direct, telemetry.Class)
+	assert.Equal(t, []string{"v1alpha1"}, telemetry.Versions)
+	assert.Equal(t, []string{"targetRefs"}, telemetry.TargetRefFields)
+	assert.Equal(t, 16, telemetry.MaxTargetRefs)
+	assert.True(t, telemetry.OtherTargetsImplementationSpecific)
+	assert.Equal(t, []TargetKind{{Group: "gateway.networking.k8s.io", Kind: "Gateway"}}, telemetry.Targets)
+	assert.Equal(t, "Gateway", telemetry.EffectiveTarget)
+	assert.Equal(t, Conflicts{Mode: ConflictsNone}, telemetry.Conflicts)
+	assert.Equal(t, OrderOldestWins, telemetry.Order)
+	assert.Equal(t, []Reference{{
+		Shape: ObjectReferenceShape, Path: "tracing.provider.backendRef", DefaultKind: "Service",
+		Kinds: []string{"Service"}, OtherKindsImplementationSpecific: true, Namespaced: true,
+	}}, telemetry.References)
+
+	// Any implementation-specific backendRef may be a target (apisx/v1alpha1, v1.6.3 and
+	// v1.7.0): warned about, not denied.
+	assert.True(t, mustRow(t, table, "gateway.networking.x-k8s.io", "XBackendTrafficPolicy").OtherTargetsImplementationSpecific)
 
 	auth := mustRow(t, table, "kuadrant.io", "AuthPolicy")
 	assert.Equal(t, []string{"targetRef"}, auth.TargetRefFields)

@@ -50,7 +50,7 @@ type TargetInfo struct {
 	// Generic offers the kind as a target to policy kinds known only from their CRD label.
 	Generic bool
 	// Watched says `webhook serve` lists and watches the kind (and the shipped ClusterRole
-	// grants it). GatewayClasses are not read from a cluster.
+	// grants it). GatewayClasses are, for the controller that serves their Gateways.
 	Watched bool
 	// ShortNames are the CRD's or the API's short names, which kubectl accepts for the kind.
 	ShortNames []string
@@ -76,7 +76,7 @@ const (
 // Unknown kinds (virtual types, GEP-713 "Targeting virtual types") are treated as
 // namespaced backends, with no sections.
 var targetKinds = []TargetInfo{
-	{Group: GatewayGroup, Kind: "GatewayClass", Scope: Cluster, Role: RoleGatewayClass, Level: LevelGatewayClass, Generic: true, ShortNames: []string{"gc"}},
+	{Group: GatewayGroup, Kind: "GatewayClass", Scope: Cluster, Role: RoleGatewayClass, Level: LevelGatewayClass, Generic: true, Watched: true, ShortNames: []string{"gc"}},
 	{Group: CoreGroup, Kind: "Namespace", Scope: Cluster, Role: RoleNamespace, Level: LevelNamespace, OwnNamespaceOnly: true, Watched: true, ShortNames: []string{"ns"}},
 	{Group: GatewayGroup, Kind: "Gateway", Scope: Namespaced, Role: RoleGateway, Level: LevelGateway, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true, ShortNames: []string{"gtw"}},
 	{Group: GatewayGroup, Kind: "ListenerSet", Scope: Namespaced, Role: RoleListenerSet, Level: LevelListenerSet, SectionList: ListenerField, Section: Listener, Generic: true, Watched: true},
@@ -87,6 +87,13 @@ var targetKinds = []TargetInfo{
 	{Group: GatewayGroup, Kind: "UDPRoute", Scope: Namespaced, Role: RoleRoute, Level: LevelRoute, SectionList: "rules", Section: RouteRule, Generic: true, Watched: true},
 	{Group: CoreGroup, Kind: "Service", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Generic: true, Watched: true, ShortNames: []string{"svc"}},
 	{Group: MultiCluster, Kind: "ServiceImport", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend, SectionList: "ports", Section: ServicePort, Watched: true},
+	// Gateway API's own backend (GEP-4894, Experimental; apisx/v1alpha1/xbackend_types.go at
+	// v1.6.3 and v1.7.0): routes name it in backendRefs (v1.7.0 apis/v1/object_reference_types.go,
+	// experimental CEL "Must not have port for Backend reference" for group
+	// gateway.networking.x-k8s.io, kind XBackend), and XBackendTrafficPolicy may target it as
+	// an "implementation-specific backendRef". One port of its own, no named sections. Not
+	// read from the cluster, like the kinds below: its CRD ships in the experimental channel only.
+	{Group: XGatewayGroup, Kind: "XBackend", Scope: Namespaced, Role: RoleBackend, Level: LevelBackend},
 	// Kinds only some implementations target. The webhook does not read them from the
 	// cluster (no RBAC, no watch: their CRDs are often absent), so a policy on one is judged
 	// by its own fields and its neighbours there, never warned about as TargetNotFound.
@@ -250,13 +257,19 @@ func (s SectionKind) Noun() string {
 }
 
 // ParseKind finds a targetable kind by its name, case-insensitively, for command lines.
+// Where two groups have a kind of one name (XBackend, HTTPRoute), the bare name is the first
+// in the table (Gateway API's); KIND.GROUP, as kubectl writes it (`XBackend.agentic.networking.x-k8s.io`,
+// `xbackends.agentic.networking.x-k8s.io`), picks the other.
 func ParseKind(name string) (TargetInfo, error) {
+	kind, group, qualified := strings.Cut(name, ".")
 	var names []string
 	for _, t := range targetKinds {
-		if strings.EqualFold(t.Kind, name) || strings.EqualFold(plural(t.Kind), name) || slices.Contains(t.ShortNames, strings.ToLower(name)) {
+		if (!qualified || t.Group == group) && (strings.EqualFold(t.Kind, kind) || strings.EqualFold(plural(t.Kind), kind) || slices.Contains(t.ShortNames, strings.ToLower(kind))) {
 			return t, nil
 		}
-		names = append(names, t.Kind)
+		if !slices.Contains(names, t.Kind) {
+			names = append(names, t.Kind)
+		}
 	}
 	sort.Strings(names)
 	return TargetInfo{}, fmt.Errorf("unknown kind %q; one of %s", name, strings.Join(names, ", "))

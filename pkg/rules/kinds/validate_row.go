@@ -94,7 +94,7 @@ func validateRow(r *KindRow) error {
 		}
 		info, known := TargetInfoFor(schema.GroupKind{Group: t.Group, Kind: t.Kind})
 		switch {
-		case !known:
+		case !known && !r.widenedTarget(t):
 			problems = append(problems, fmt.Sprintf("target %s is not a kind the webhook can resolve (%s)", QualifiedKind(t.Group, t.Kind), knownTargetNames()))
 		case t.FromNamespace && info.Scope != Cluster:
 			problems = append(problems, fmt.Sprintf("target %s is namespaced: fromNamespace applies to cluster-scoped kinds", t.Kind))

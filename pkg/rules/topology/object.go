@@ -20,7 +20,8 @@ type Object struct {
 	// holds one), interned: most routes, Gateways and Services repeat the same few lists,
 	// which then cost no memory and no collector's work per object; a slice of names was one
 	// more object per object for the collector to visit. hasSections says whether the kind
-	// has sections at all.
+	// has sections at all. A GatewayClass has none: sections holds its controllerName
+	// instead (ControllerName), which no route then pays a pointer word for.
 	sections    string
 	hasSections bool
 	// Topology, parsed once: set for Gateways and ListenerSets, xRoutes, and backends.
@@ -31,6 +32,9 @@ type Object struct {
 
 // HasSection reports whether the object has a listener, rule or port of that name.
 func (o *Object) HasSection(name string) bool {
+	if !o.hasSections {
+		return false
+	}
 	for rest := o.sections; rest != ""; {
 		var s string
 		s, rest, _ = strings.Cut(rest, "\x00")
@@ -43,6 +47,18 @@ func (o *Object) HasSection(name string) bool {
 
 // HasSections reports whether the object's kind has sections (listeners, rules or ports).
 func (o *Object) HasSections() bool { return o.hasSections }
+
+// ControllerName is a GatewayClass's spec.controllerName: the controller that serves its
+// Gateways ("" for any other kind).
+func (o *Object) ControllerName() string {
+	if o.hasSections {
+		return ""
+	}
+	if info, _ := kinds.TargetInfoFor(o.GroupKind()); info.Role != kinds.RoleGatewayClass {
+		return ""
+	}
+	return o.sections
+}
 
 // GroupKind of the object.
 func (o *Object) GroupKind() schema.GroupKind { return schema.GroupKind{Group: o.Group, Kind: o.Kind} }

@@ -217,6 +217,8 @@ func (o *Object) parseTopology(raw map[string]any) {
 	spec, _ := raw["spec"].(map[string]any)
 	info, _ := kinds.TargetInfoFor(o.GroupKind())
 	switch info.Role {
+	case kinds.RoleGatewayClass:
+		o.sections = intern.String(str(spec["controllerName"])) // see Object.sections
 	case kinds.RoleGateway, kinds.RoleListenerSet:
 		g := &GatewayInfo{ClassName: intern.String(str(spec["gatewayClassName"])), Created: created(raw)}
 		for _, l := range list(spec["listeners"]) {

@@ -25,6 +25,10 @@ func TestParseTargetIn(t *testing.T) {
 		{in: "gc/eg", want: policy.TargetKey{Group: "gateway.networking.k8s.io", Kind: "GatewayClass", Name: "eg"}},
 		{in: "gatewayclasses/eg", want: policy.TargetKey{Group: "gateway.networking.k8s.io", Kind: "GatewayClass", Name: "eg"}},
 		{in: "svc/app/b1", want: policy.TargetKey{Kind: "Service", Namespace: "app", Name: "b1"}},
+		// Two groups have an XBackend: the bare name is Gateway API's, KIND.GROUP the other.
+		{in: "XBackend/app/b", want: policy.TargetKey{Group: "gateway.networking.x-k8s.io", Kind: "XBackend", Namespace: "app", Name: "b"}},
+		{in: "xbackends.agentic.networking.x-k8s.io/b", namespace: "app", want: policy.TargetKey{Group: "agentic.networking.x-k8s.io", Kind: "XBackend", Namespace: "app", Name: "b"}},
+		{in: "httproutes.gateway.networking.k8s.io/app/store", want: route},
 		{in: "httproute/store", err: `"httproute/store": use HTTPRoute/NAME (with -n NAMESPACE) or HTTPRoute/NAMESPACE/NAME`},
 		{in: "gc/ns/eg", err: `"gc/ns/eg": GatewayClass is cluster-scoped; use GatewayClass/NAME`},
 		{in: "pods/app/p", err: `"pods/app/p": unknown kind "pods"; one of `},

@@ -11,13 +11,24 @@ func PathsOf(snap Snapshot, p *policy.Policy) []ContextPath { return AppendPaths
 
 // AppendPathsOf is PathsOf appending to into, so a caller can reuse one buffer.
 func AppendPathsOf(snap Snapshot, p *policy.Policy, into []ContextPath) []ContextPath {
+	out, _ := AppendServedPathsOf(snap, p, into)
+	return out
+}
+
+// AppendServedPathsOf is AppendPathsOf, also counting the paths it left out because no
+// controller of p's kind serves the Gateways they run through (a path reached through two
+// targets counts twice there).
+func AppendServedPathsOf(snap Snapshot, p *policy.Policy, into []ContextPath) ([]ContextPath, int) {
+	notServed := 0
 	for _, key := range TargetKeys(snap, p) {
 		if _, ok := p.Row.Target(key.Group, key.Kind); !ok {
 			continue // a kind the implementation does not attach this kind of policy to
 		}
-		into = pathsThrough(snap, p.Row, key, into)
+		var n int
+		into, n = pathsThrough(snap, p.Row, key, into)
+		notServed += n
 	}
-	return distinctPaths(into) // in place
+	return distinctPaths(into), notServed // in place
 }
 
 // pairwiseUpTo is how many values (paths, keys) are compared pairwise before a set is

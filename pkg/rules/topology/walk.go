@@ -12,58 +12,74 @@ import (
 
 // PathsThrough returns the context paths of a row's kind that pass through an attachment
 // point. The work grows with the paths found, never with the cluster: every step is an
-// index lookup (routes by parent or backend, gateways by class or namespace).
+// index lookup (routes by parent or backend, gateways by class or namespace). A scoped row's
+// paths through Gateways no controller of its kind serves are left out (serving.go).
 func PathsThrough(snap Snapshot, row *kinds.KindRow, key policy.TargetKey) []ContextPath {
-	return pathsThrough(snap, row, key, nil)
+	out, _ := pathsThrough(snap, row, key, nil)
+	return out
 }
 
-// pathsThrough is PathsThrough appending to into.
-func pathsThrough(snap Snapshot, row *kinds.KindRow, key policy.TargetKey, into []ContextPath) []ContextPath {
-	w := &walker{snap: snap, end: row.PathDepth(), out: into}
-	start := len(into)
+// pathsThrough is PathsThrough appending to into; it also returns how many paths it left
+// out as not served.
+func pathsThrough(snap Snapshot, row *kinds.KindRow, key policy.TargetKey, into []ContextPath) ([]ContextPath, int) {
+	w := newWalker(snap, row, into)
 	if row.Class == kinds.Direct {
 		w.direct(key)
-		return w.out
+	} else {
+		w.through(key)
 	}
+	return w.out, w.dropped()
+}
+
+func newWalker(snap Snapshot, row *kinds.KindRow, into []ContextPath) *walker {
+	w := &walker{snap: snap, end: row.PathDepth(), out: into}
+	if row.Scoped() {
+		w.serving = &servingFilter{snap: snap, row: row}
+	}
+	return w
+}
+
+// through walks the paths of an Inherited kind through an attachment point.
+func (w *walker) through(key policy.TargetKey) {
+	start := len(w.out)
 	info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind})
 	switch info.Role {
 	case kinds.RoleGatewayClass:
-		for _, gw := range snap.GatewaysByClass(key.Name) {
+		for _, gw := range w.snap.GatewaysByClass(key.Name) {
 			w.fromGateway(gw, "", nil)
 		}
 	case kinds.RoleNamespace:
-		for _, gw := range snap.GatewaysInNamespace(key.Name) {
+		for _, gw := range w.snap.GatewaysInNamespace(key.Name) {
 			w.fromGateway(gw, "", nil)
 		}
 	case kinds.RoleGateway:
-		if gw, ok := snap.Object(key); ok && gw.Gateway != nil {
+		if gw, ok := w.snap.Object(key); ok && gw.Gateway != nil {
 			w.fromGateway(gw, key.Section, nil)
 		}
 	case kinds.RoleListenerSet:
-		if set, ok := snap.Object(key); ok && set.Gateway != nil && set.Gateway.Parent != nil {
-			if gw, ok := snap.Object(*set.Gateway.Parent); ok {
+		if set, ok := w.snap.Object(key); ok && set.Gateway != nil && set.Gateway.Parent != nil {
+			if gw, ok := w.snap.Object(*set.Gateway.Parent); ok {
 				w.fromListeners(gw, set, key.Section, nil)
 			}
 		}
 	case kinds.RoleRoute:
-		if route, ok := snap.Object(key.Object()); ok && route.Route != nil {
+		if route, ok := w.snap.Object(key.Object()); ok && route.Route != nil {
 			w.viaParents(route, key.Section, nil)
 		}
 	case kinds.RoleBackend, "":
 		backend := key.Object()
-		for route := range snap.RoutesByBackend(backend) {
+		for route := range w.snap.RoutesByBackend(backend) {
 			w.viaParents(route, "", &backend)
 		}
 		if key.Section != "" {
 			w.out = w.out[:start+len(keepPort(w.out[start:], key.Section))]
 		}
 	}
-	return w.out
 }
 
 // AllPaths returns every context path of a row's kind in the state, for whole-state views.
 func AllPaths(snap State, row *kinds.KindRow) []ContextPath {
-	w := &walker{snap: snap, end: row.PathDepth()}
+	w := newWalker(snap, row, nil)
 	for _, gw := range snap.Gateways() {
 		w.fromGateway(gw, "", nil)
 	}
@@ -74,14 +90,30 @@ type walker struct {
 	snap Snapshot
 	end  kinds.Depth
 	out  []ContextPath
+	// serving, for a scoped row, leaves out the paths through Gateways no controller of the
+	// kind serves; notServed drops every path (a Direct target reached through none).
+	serving   *servingFilter
+	notServed bool
 	// conflicts are the losing listeners of each Gateway whose listeners the walk visits
 	// all of (judgeAll, listener_conflicts.go); others are judged one by one (lostOne).
 	conflicts map[*Object]map[ListenerRef]ListenerConflict
 }
 
 func (w *walker) emit(c ContextPath) {
+	if w.serving != nil && (w.notServed || (c.Gateway != nil && !w.serving.keepGateway(c.Gateway))) {
+		w.serving.dropped++
+		return
+	}
 	c.end = w.end
 	w.out = append(w.out, c)
+}
+
+// dropped is how many paths the walk left out as not served.
+func (w *walker) dropped() int {
+	if w.serving == nil {
+		return 0
+	}
+	return w.serving.dropped
 }
 
 // fromGateway walks a Gateway's own listeners and those of its ListenerSets. A listener
@@ -217,6 +249,11 @@ func (w *walker) direct(key policy.TargetKey) {
 	obj, ok := w.snap.Object(key.Object())
 	if !ok {
 		return
+	}
+	if w.serving != nil && (obj.Route != nil || obj.Service != nil) {
+		// A route's or a backend's own paths name no Gateway: the controllers that serve the
+		// Gateways above it decide whether any acts on it.
+		w.notServed = !ServingAt(w.snap, w.serving.row, key.Object()).Served()
 	}
 	switch {
 	case obj.Gateway != nil && obj.Gateway.Parent == nil:

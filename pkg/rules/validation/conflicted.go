@@ -39,8 +39,8 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 	var buf [4]topology.Target
 	for _, t := range topology.AppendTargets(snap, p, buf[:0]) {
 		key := t.Key
-		if key.Name == "" || !present(snap, key) {
-			continue
+		if key.Name == "" || !present(snap, key) || !servedAt(snap, p, key) {
+			continue // no controller of the kind acts there, so neither policy takes effect
 		}
 		others := otherPolicies(snap, p, key)
 		conflicting := 0

@@ -346,6 +346,50 @@ spec:
 		"HTTPRoute app/r1 already has SecurityPolicy app/cors; SecurityPolicy allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")}, got)
 }
 
+// Gateway API v1.7.0's XTelemetryPolicy: "only a single TelemetryPolicy is permitted to apply
+// to a specific Gateway resource at any given time"; the older takes precedence, whatever the
+// two set (apisx/v1alpha1/xtelemetrypolicy_types.go).
+func TestXTelemetryPolicyOnePerGateway(t *testing.T) {
+	table := kinds.BuiltinKindTable()
+	tp := func(name, ts, gateways, mode string) string {
+		return `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XTelemetryPolicy
+metadata: {name: ` + name + `, namespace: infra, creationTimestamp: "` + ts + `"}
+spec:
+  targetRefs: ` + gateways + `
+  tracing: {mode: ` + mode + `}`
+	}
+	const gw = `[{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]`
+	const other = `[{group: gateway.networking.k8s.io, kind: Gateway, name: other}]`
+	world := []string{rulestest.Topology, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: other, namespace: infra}
+spec:
+  gatewayClassName: example
+  listeners: [{name: http, protocol: HTTP, port: 80}]`, tp("old", "2024-01-01T00:00:00Z", gw, "Disabled")}
+	for name, tc := range map[string]struct {
+		policy string
+		want   field.ErrorList
+	}{
+		"a second one at the Gateway, even with the same settings": {
+			policy: tp("new", "2024-01-02T00:00:00Z", `
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: other}
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}`, "Disabled"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[1]", validation.ReasonConflicted,
+				"Gateway infra/gw already has XTelemetryPolicy infra/old; a Direct policy kind allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)")},
+		},
+		"one at another Gateway": {policy: tp("new", "2024-01-02T00:00:00Z", other, "ImplementationDefault")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			snap := rulestest.World(t, table, world...)
+			got := validation.ValidateConflicts(rulestest.PolicyOf(t, table, tc.policy), snap, nil)
+			rulestest.Matcher.Test(t, tc.want, got)
+		})
+	}
+}
+
 // NGINX Gateway Fabric's own conflict rules (each policy validator's Conflicts):
 // ObservabilityPolicies conflict only when both set tracing; ClientSettingsPolicies when
 // both set the same setting, even to the same value.

@@ -145,7 +145,9 @@ spec:
 				"ImplementationSpecific: spec.targetRefs[1].kind: every implementation of BackendTLSPolicy supports Service; multicluster.x-k8s.io/ServiceImport is implementation-specific, so the policy takes effect only where yours supports it",
 			},
 		},
-		"BackendTLSPolicy CA of kind ClusterTrustBundle (Envoy Gateway reads it)": {
+		// Gateway API v1.7.0 (GEP-5075): a ClusterTrustBundle CA has Extended support and is
+		// cluster-scoped; Envoy Gateway v1.9.1 reads it whatever its group.
+		"BackendTLSPolicy CA of kind ClusterTrustBundle": {
 			policy: `
 apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
@@ -153,10 +155,62 @@ metadata: {name: p, namespace: backends}
 spec:
   targetRefs: [{group: "", kind: Service, name: http-backend, sectionName: http}]
   validation:
-    caCertificateRefs: [{name: ca-cluster-trust-bundle, group: "", kind: ClusterTrustBundle}]
+    caCertificateRefs:
+    - {name: ca-cluster-trust-bundle, group: certificates.k8s.io, kind: ClusterTrustBundle}
+    - {name: ca-cluster-trust-bundle, group: "", kind: ClusterTrustBundle}
     hostname: example.com`,
+		},
+		"BackendTLSPolicy CA of another kind": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: backends}
+spec:
+  targetRefs: [{group: "", kind: Service, name: http-backend}]
+  validation:
+    caCertificateRefs: [{name: invalid-kind, group: invalid.io, kind: InvalidKind}]
+    hostname: abc.example.com`,
 			warnings: []string{
-				"ImplementationSpecific: spec.validation.caCertificateRefs[0].kind: ClusterTrustBundle is not one of the kinds checked here (ConfigMap, Secret) but is left to implementations, so the reference resolves only where yours supports it",
+				"ImplementationSpecific: spec.validation.caCertificateRefs[0].kind: InvalidKind is not one of the kinds checked here (ConfigMap, Secret, ClusterTrustBundle) but is left to implementations, so the reference resolves only where yours supports it",
+			},
+		},
+		// apisx/v1alpha1/xbackendtrafficpolicy_types.go (v1.6.3, v1.7.0): "Service,
+		// ServiceImport, or any implementation-specific backendRef"; its CRD has no rule on
+		// target kinds.
+		"XBackendTrafficPolicy on an XBackend and an InferencePool": {
+			policy: `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs:
+  - {group: gateway.networking.x-k8s.io, kind: XBackend, name: external}
+  - {group: inference.networking.k8s.io, kind: InferencePool, name: pool}
+  - {group: "", kind: Service, name: svc}
+  retryConstraint: {budget: {percent: 20, interval: 10s}}`,
+			warnings: []string{
+				"ImplementationSpecific: spec.targetRefs[0].kind: every implementation of XBackendTrafficPolicy supports Service, multicluster.x-k8s.io/ServiceImport; gateway.networking.x-k8s.io/XBackend is implementation-specific, so the policy takes effect only where yours supports it",
+				"ImplementationSpecific: spec.targetRefs[1].kind: every implementation of XBackendTrafficPolicy supports Service, multicluster.x-k8s.io/ServiceImport; inference.networking.k8s.io/InferencePool is implementation-specific, so the policy takes effect only where yours supports it",
+			},
+		},
+		// apisx/v1alpha1/xtelemetrypolicy_types.go (v1.7.0): "Support: Core for Gateway"; no
+		// rule refuses another target kind. Its exporter: Core for a Service, any other kind
+		// implementation-specific.
+		"XTelemetryPolicy on a ListenerSet, exporting to an XBackend": {
+			policy: `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XTelemetryPolicy
+metadata: {name: p, namespace: infra}
+spec:
+  targetRefs:
+  - {group: gateway.networking.k8s.io, kind: Gateway, name: gw}
+  - {group: gateway.networking.k8s.io, kind: ListenerSet, name: team-a}
+  tracing:
+    mode: Enabled
+    provider: {backendRef: {group: gateway.networking.x-k8s.io, kind: XBackend, name: collector}}`,
+			warnings: []string{
+				"ImplementationSpecific: spec.targetRefs[1].kind: every implementation of XTelemetryPolicy supports gateway.networking.k8s.io/Gateway; gateway.networking.k8s.io/ListenerSet is implementation-specific, so the policy takes effect only where yours supports it",
+				"ImplementationSpecific: spec.tracing.provider.backendRef.kind: XBackend is not one of the kinds checked here (Service) but is left to implementations, so the reference resolves only where yours supports it",
 			},
 		},
 		"kgateway TrafficPolicy on a GRPCRoute rule": {

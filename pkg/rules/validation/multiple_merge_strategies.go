@@ -109,8 +109,18 @@ func quoteAll(vs []string) string {
 // with xRoute targets"), by reference and by selector alike.
 func validateStrategyTargets(p *policy.Policy, fldPath *field.Path) field.ErrorList {
 	allowed := p.Row.Strategy.TargetKinds
+	if k, outside := targetOutside(p, allowed); outside {
+		return field.ErrorList{field.Forbidden(fldPath, fmt.Sprintf(
+			"may be set only when every target is one of %s; this policy targets a %s", strings.Join(allowed, ", "), k))}
+	}
+	return nil
+}
+
+// targetOutside returns the first kind the policy targets, by reference or by selector,
+// that is not among allowed (none when allowed is empty: any kind).
+func targetOutside(p *policy.Policy, allowed []string) (string, bool) {
 	if len(allowed) == 0 {
-		return nil
+		return "", false
 	}
 	var kinds []string
 	for _, ref := range p.TargetRefs {
@@ -126,9 +136,8 @@ func validateStrategyTargets(p *policy.Policy, fldPath *field.Path) field.ErrorL
 	}
 	for _, k := range kinds {
 		if !slices.Contains(allowed, k) {
-			return field.ErrorList{field.Forbidden(fldPath, fmt.Sprintf(
-				"may be set only when every target is one of %s; this policy targets a %s", strings.Join(allowed, ", "), k))}
+			return k, true
 		}
 	}
-	return nil
+	return "", false
 }

@@ -34,7 +34,7 @@ func ValidatePoliciesPerTarget(p *policy.Policy, snap topology.Snapshot, msgs *M
 	seen := map[policy.TargetKey]bool{}
 	for _, t := range topology.Targets(snap, p) {
 		obj := t.Key.Object()
-		if obj.Name == "" || seen[obj] || !present(snap, obj) {
+		if obj.Name == "" || seen[obj] || !present(snap, obj) || !servedAt(snap, p, obj) {
 			continue
 		}
 		seen[obj] = true

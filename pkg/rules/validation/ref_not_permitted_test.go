@@ -188,6 +188,38 @@ spec:
 			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.wasm[0].code.http.tls.caCertificateRef.namespace", validation.ReasonRefNotPermitted,
 				`no ReferenceGrant in namespace "certs" lets EnvoyExtensionPolicy from namespace "app" reference Secret "ca"`)},
 		},
+		// Gateway API v1.7.0 apisx/v1alpha1/xtelemetrypolicy_types.go: "Cross-namespace
+		// references are only valid if they are explicitly allowed by ReferenceGrant in the
+		// target namespace".
+		"XTelemetryPolicy exporter in another namespace, no grant": {
+			policy: xTelemetryTo("observability"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.tracing.provider.backendRef.namespace", validation.ReasonRefNotPermitted,
+				`no ReferenceGrant in namespace "observability" lets XTelemetryPolicy from namespace "infra" reference Service "otel-collector"`)},
+		},
+		"XTelemetryPolicy exporter in another namespace, granted": {
+			policy: xTelemetryTo("observability"),
+			world: []string{`
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: g, namespace: observability}
+spec:
+  from: [{group: gateway.networking.x-k8s.io, kind: XTelemetryPolicy, namespace: infra}]
+  to: [{group: "", kind: Service}]`},
+		},
+		"XTelemetryPolicy exporter in its own namespace": {policy: xTelemetryTo("infra")},
+		// Gateway API v1.7.0 (GEP-5075): "A ReferenceGrant is not required because
+		// ClusterTrustBundle is cluster-scoped and has no target namespace."
+		"BackendTLSPolicy CA in a ClusterTrustBundle needs no grant": {
+			policy: `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: p, namespace: app}
+spec:
+  targetRefs: [{group: "", kind: Service, name: b1}]
+  validation:
+    hostname: b1.app
+    caCertificateRefs: [{group: certificates.k8s.io, kind: ClusterTrustBundle, name: platform-ca}]`,
+		},
 		"ClusterIssuer needs no grant": {
 			policy: `
 apiVersion: kuadrant.io/v1
@@ -205,6 +237,21 @@ spec:
 			rulestest.Matcher.Test(t, tc.want, got)
 		})
 	}
+}
+
+// xTelemetryTo is an XTelemetryPolicy in namespace infra exporting traces to a Service in
+// namespace ns.
+func xTelemetryTo(ns string) string {
+	return `
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XTelemetryPolicy
+metadata: {name: tracing, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  tracing:
+    mode: Enabled
+    provider:
+      backendRef: {name: otel-collector, namespace: ` + ns + `, port: 4317}`
 }
 
 func TestValidateReferences(t *testing.T) {

@@ -30,7 +30,7 @@ func ValidateWholeHTTPPorts(p *policy.Policy, snap topology.Snapshot, msgs *Mess
 	var errs field.ErrorList
 	for _, t := range topology.Targets(snap, p) {
 		info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: t.Key.Group, Kind: t.Key.Kind})
-		if info.Role != kinds.RoleGateway && info.Role != kinds.RoleListenerSet {
+		if info.Role != kinds.RoleGateway && info.Role != kinds.RoleListenerSet || !servedAt(snap, p, t.Key) {
 			continue
 		}
 		owner, ok := snap.Object(t.Key.Object())

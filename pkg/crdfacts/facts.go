@@ -1,4 +1,4 @@
-package kindsdrift
+package crdfacts
 
 import (
 	"regexp"

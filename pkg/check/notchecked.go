@@ -1,0 +1,34 @@
+package check
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// NotChecked is a policy kind whose policies were judged by the rules alone: no
+// CustomResourceDefinition of it was among the manifests (or, with --cluster, in the
+// cluster), so what the API server does first with its CRD (schema, CEL rules, defaults)
+// was not done, and an ALLOWED policy of it may still be refused by the API server.
+type NotChecked struct {
+	// Kind is group/Kind, as in builtin_kinds.yaml's rows and the CRD's spec.
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// notCheckedMessage says what was not done and the two ways to have it done. It reads true
+// with --cluster too: the cluster read had no CRD of the kind.
+const notCheckedMessage = "no CustomResourceDefinition of it was given, so its schema, CEL rules and defaults were not applied; " +
+	"give its CRD with -f, or use --cluster to read it from a cluster that has it"
+
+// addNotChecked adds gk to list once, in the order the kinds are first judged.
+func addNotChecked(list []NotChecked, gk schema.GroupKind) []NotChecked {
+	kind := gk.Kind
+	if gk.Group != "" {
+		kind = gk.Group + "/" + gk.Kind
+	}
+	if slices.ContainsFunc(list, func(n NotChecked) bool { return n.Kind == kind }) {
+		return list
+	}
+	return append(list, NotChecked{Kind: kind, Message: notCheckedMessage})
+}
