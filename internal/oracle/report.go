@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // Report aggregates outcomes.
@@ -20,6 +22,13 @@ type Report struct {
 	}
 	Statuses struct {
 		Judged, Agree, ByDesign int
+	}
+	// Mixed counts, over the scenarios holding another implementation's GatewayClass, the
+	// policies whose targetRefs hang from its Gateway only (Other) or from it and Envoy
+	// Gateway's (Both), and of the Other ones those we admit as NotServed and those Envoy
+	// Gateway writes no status on.
+	Mixed struct {
+		Scenarios, Other, Both, NotServed, NoStatus int
 	}
 	Classes map[string]*Class
 	// ByDesign counts the differences README's "where we differ by design" lists, by which.
@@ -80,7 +89,9 @@ func verdictByDesign(v Verdict) string {
 	switch {
 	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && !v.EG.Refused() && v.WouldBe == "NoTargets":
 		return designRefUnjudged
-	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus":
+	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus" && v.WouldBe != impact.StatusNotServed:
+		// A conflict where no controller of the kind acts is no conflict: a denial there
+		// is false, not by design.
 		return designConflictUnused
 	}
 	if v.Allowed && v.EG.Verdict == "TargetNotFound" {
@@ -135,7 +146,11 @@ func (r *Report) Add(o *Outcome) {
 		}
 		return
 	}
+	if o.Scenario.Mixed() {
+		r.Mixed.Scenarios++
+	}
 	for i, v := range o.Verdicts {
+		r.mixed(v)
 		r.Verdicts.Judged++
 		kind, _, _ := strings.Cut(v.Policy, " ")
 		ours := "allowed"
@@ -166,7 +181,12 @@ func (r *Report) Add(o *Outcome) {
 		theirs := "Accepted"
 		switch {
 		case v.EG.Verdict == "NoStatus":
-			agree, theirs = v.Status == "NoTargets", "no status"
+			// NotServed: every path runs through another implementation's Gateways,
+			// which Envoy Gateway does not load, so it writes nothing.
+			agree, theirs = v.Status == "NoTargets" || v.Status == impact.StatusNotServed, "no status"
+		case v.Status == impact.StatusNotServed:
+			// Envoy Gateway acts on a policy we say it never sees.
+			agree = false
 		case v.EG.Overridden:
 			agree, theirs = ourStatusOverridden(v.Status), "Overridden"
 		default:
@@ -185,6 +205,22 @@ func (r *Report) Add(o *Outcome) {
 			continue
 		}
 		r.class(o, i, fmt.Sprintf("status          %s on %s: ours %s, EG %s", kind, v.Shape, v.Status, theirs), v)
+	}
+}
+
+// mixed counts a verdict on what hangs from another implementation's Gateways.
+func (r *Report) mixed(v Verdict) {
+	switch {
+	case v.Reach.Other && v.Reach.EG:
+		r.Mixed.Both++
+	case v.Reach.Other:
+		r.Mixed.Other++
+		if v.Allowed && v.Status == impact.StatusNotServed {
+			r.Mixed.NotServed++
+		}
+		if v.EG.Verdict == "NoStatus" {
+			r.Mixed.NoStatus++
+		}
 	}
 }
 
@@ -232,6 +268,10 @@ func (r *Report) Write(w io.Writer, version string) {
 		r.Verdicts.ByDesign, r.Verdicts.FalseDenials, r.Verdicts.MissedRefusals)
 	fmt.Fprintf(w, "statuses (Overridden or not) of policies both admit: %d of %d agree (%s), %d differ by design\n",
 		r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign, percent(r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign), r.Statuses.ByDesign)
+	if r.Mixed.Scenarios > 0 {
+		fmt.Fprintf(w, "mixed clusters: %d scenarios hold another implementation's GatewayClass; %d policies target only what hangs from its Gateway (ours NotServed %d, EG no status %d), %d what hangs from both classes' Gateways\n",
+			r.Mixed.Scenarios, r.Mixed.Other, r.Mixed.NotServed, r.Mixed.NoStatus, r.Mixed.Both)
+	}
 	if len(r.ByDesign) > 0 {
 		fmt.Fprintln(w, "by design (README, \"Where we differ by design\"):")
 		for _, why := range sortedKeys(r.ByDesign) {
