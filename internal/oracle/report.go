@@ -89,9 +89,11 @@ func verdictByDesign(v Verdict) string {
 	switch {
 	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && !v.EG.Refused() && v.WouldBe == "NoTargets":
 		return designRefUnjudged
-	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus" && v.WouldBe != impact.StatusNotServed:
-		// A conflict where no controller of the kind acts is no conflict: a denial there
-		// is false, not by design.
+	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus" &&
+		v.WouldBe != impact.StatusNotServed && (v.Reach.EG || !v.Reach.Other):
+		// Not where only another implementation's Gateways reach, or would once the
+		// target is used: neither policy takes effect there, now or then, so a denial is
+		// false, not by design.
 		return designConflictUnused
 	}
 	if v.Allowed && v.EG.Verdict == "TargetNotFound" {
