@@ -232,12 +232,13 @@ func TestMixedClusterVerdicts(t *testing.T) {
 }
 
 // The report counts NotServed and no status as agreeing, NotServed against Envoy Gateway's
-// acceptance as a disagreement, and a Conflicted denial where only another class's Gateway
+// acceptance as a disagreement unless a target hangs from Envoy Gateway's Gateways too (no
+// route passes there: by design), a Conflicted denial where only another class's Gateway
 // reaches (NotServed, or nothing yet but only that Gateway is named) as a false denial, not
-// as a conflict at a point nothing uses yet.
+// as a conflict at a point nothing uses yet, and a RefNotPermitted denial there as by design.
 func TestReportNotServed(t *testing.T) {
-	s := &Scenario{Seed: 1, Index: 0, Objects: mixedObjects(), Policies: []Object{{}, {}, {}, {}, {}}}
-	other := Reach{Other: true}
+	s := &Scenario{Seed: 1, Index: 0, Objects: mixedObjects(), Policies: []Object{{}, {}, {}, {}, {}, {}, {}}}
+	other, both := Reach{Other: true}, Reach{EG: true, Other: true}
 	r := NewReport()
 	r.Add(&Outcome{Scenario: s, Verdicts: []Verdict{
 		{Policy: "BackendTrafficPolicy a/p0", Shape: "Gateway@other", Reach: other, Allowed: true, Status: "NotServed", EG: EGStatus{Verdict: "NoStatus"}},
@@ -245,19 +246,22 @@ func TestReportNotServed(t *testing.T) {
 		{Policy: "BackendTrafficPolicy a/p2", Shape: "HTTPRoute@other", Reach: other, Reasons: []string{"Conflicted"}, WouldBe: "NotServed", EG: EGStatus{Verdict: "NoStatus"}},
 		{Policy: "BackendTrafficPolicy a/p3", Shape: "HTTPRoute", Reasons: []string{"Conflicted"}, WouldBe: "NoTargets", EG: EGStatus{Verdict: "NoStatus"}},
 		{Policy: "ClientTrafficPolicy a/p4", Shape: "ListenerSet@other", Reach: other, Reasons: []string{"Conflicted"}, WouldBe: "NoTargets", EG: EGStatus{Verdict: "NoStatus"}},
+		{Policy: "BackendTrafficPolicy a/p5", Shape: "Gateway+Gateway@other", Reach: both, Allowed: true, Status: "NotServed", EG: EGStatus{Verdict: "Accepted"}},
+		{Policy: "SecurityPolicy a/p6", Shape: "Gateway@other", Reach: other, Reasons: []string{"RefNotPermitted"}, WouldBe: "NotServed", EG: EGStatus{Verdict: "NoStatus"}},
 	}})
-	assert.Equal(t, 5, r.Verdicts.Judged)
-	assert.Equal(t, 2, r.Verdicts.Agree)
-	assert.Equal(t, 1, r.Verdicts.ByDesign)
+	assert.Equal(t, 7, r.Verdicts.Judged)
+	assert.Equal(t, 3, r.Verdicts.Agree)
+	assert.Equal(t, 2, r.Verdicts.ByDesign)
 	assert.Equal(t, 2, r.Verdicts.FalseDenials)
-	assert.Equal(t, 2, r.Statuses.Judged)
+	assert.Equal(t, 3, r.Statuses.Judged)
 	assert.Equal(t, 1, r.Statuses.Agree)
-	assert.Equal(t, 0, r.Statuses.ByDesign)
-	assert.Equal(t, map[string]int{designConflictUnused: 1}, r.ByDesign)
+	assert.Equal(t, 1, r.Statuses.ByDesign)
+	assert.Equal(t, map[string]int{designConflictUnused: 1, designNoServedRoutes: 1, designRefNotServed: 1}, r.ByDesign)
 	assert.Equal(t, 1, r.Mixed.Scenarios)
-	assert.Equal(t, 4, r.Mixed.Other)
+	assert.Equal(t, 5, r.Mixed.Other)
 	assert.Equal(t, 2, r.Mixed.NotServed)
-	assert.Equal(t, 3, r.Mixed.NoStatus)
+	assert.Equal(t, 4, r.Mixed.NoStatus)
+	assert.Equal(t, 1, r.Mixed.Both)
 	names := sortedKeys(r.Classes)
 	assert.Equal(t, []string{
 		"false denial    BackendTrafficPolicy on HTTPRoute@other: ours denied Conflicted, EG NoStatus",

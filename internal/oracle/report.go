@@ -54,10 +54,12 @@ func NewReport() *Report { return &Report{Classes: map[string]*Class{}, ByDesign
 const (
 	designMissingSection = "a target section that does not exist is warned, not denied (the object may gain it later in the same apply); EG refuses the policy as TargetNotFound"
 	designNoRoutes       = "a policy no route reaches is NoTargets (we judge traffic paths); EG judges it by the Gateway/listener scopes it attaches to"
+	designNoServedRoutes = "a policy no route reaches through Envoy Gateway's Gateways, only through another implementation's, is NotServed (we judge traffic paths); EG judges it by the scopes it attaches to on its own Gateways"
 	designSelfOverlap    = "a policy naming an object and a section (or ListenerSet) of it is Enforced (its settings apply everywhere); EG marks it Overridden by its own more specific reference"
 	designNoTraffic      = "a policy overridden only on a scope no route passes through (a ListenerSet or listener policy that reaches no route) is Enforced here; EG counts the scope"
 	designMerged         = "a Gateway policy whose fields a route policy with mergeType replaces is PartiallyEnforced or Overridden here; EG reports it Merged"
 	designRefUnjudged    = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where no route reaches the policy yet; EG checks it only once one does"
+	designRefNotServed   = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where only another implementation's Gateways reach the policy; EG, which does not load them, never reads it"
 	designConflictUnused = "a second policy at a target nothing uses yet is denied as Conflicted (it would lose once used); EG writes no status until a route reaches the target"
 	designUnusedBackend  = "a Gateway API policy on a backend (BackendTLSPolicy) is judged at its Service port; EG writes its status only where a route sends to that port"
 	designNoOverridden   = "a Gateway API policy (BackendTLSPolicy) that a section-specific one replaces on a port is PartiallyEnforced or Overridden here; EG writes no Overridden condition on Gateway API's kinds"
@@ -89,6 +91,8 @@ func verdictByDesign(v Verdict) string {
 	switch {
 	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && !v.EG.Refused() && v.WouldBe == "NoTargets":
 		return designRefUnjudged
+	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && v.EG.Verdict == "NoStatus" && v.WouldBe == impact.StatusNotServed:
+		return designRefNotServed
 	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus" &&
 		v.WouldBe != impact.StatusNotServed && (v.Reach.EG || !v.Reach.Other):
 		// Not where only another implementation's Gateways reach, or would once the
@@ -126,6 +130,9 @@ func statusByDesign(v Verdict, others []Verdict) string {
 		return designNoOverridden
 	case v.Status == "NoTargets":
 		return designNoRoutes
+	case v.Status == impact.StatusNotServed && v.Reach.EG && !v.EG.Refused():
+		// Some target hangs from Envoy Gateway's Gateways, but no route passes there.
+		return designNoServedRoutes
 	case v.SelfOverlap && v.EG.Overridden && v.Status == "Enforced":
 		return designSelfOverlap
 	}
