@@ -62,76 +62,95 @@ func TestGeneratedMixedClusters(t *testing.T) {
 // gatewayClasses names where each reference hangs from, by the parents the objects name,
 // in the policy's namespace.
 func TestReach(t *testing.T) {
-	objects := mixedObjects()
-	objects = append(objects, Object{"apiVersion": gatewayGroup + "/v1", "kind": "ListenerSet", "metadata": Object{"namespace": "a", "name": "ls"},
-		"spec": Object{"parentRef": Object{"name": "istio0", "namespace": "a"}}})
-	classes := classesOf(objects)
+	classes := classesOf(mixedObjects())
 	for ref, want := range map[string]string{
-		"Gateway gw0":        "",
-		"Gateway istio0":     "@other",
-		"HTTPRoute mine":     "",
-		"HTTPRoute theirs":   "@other",
-		"HTTPRoute shared":   "@both",
-		"ListenerSet ls":     "@other",
-		"HTTPRoute missing":  "",
-		"Gateway elsewhere":  "",
-		"Service svc":        "",
-		"GatewayClass istio": "",
+		"Gateway gw0":         "",
+		"Gateway istio0":      "@other",
+		"HTTPRoute mine":      "",
+		"HTTPRoute theirs":    "@other",
+		"HTTPRoute shared":    "@both",
+		"HTTPRoute elsewhere": "@both",
+		"ListenerSet ls":      "@other",
+		"HTTPRoute missing":   "",
+		"Gateway missing":     "",
+		"Service svc":         "",
+		"GatewayClass istio":  "",
 	} {
 		kind, name, _ := strings.Cut(ref, " ")
 		assert.Equal(t, want, classes.reach(Object{"kind": kind, "name": name}, "a").String(), ref)
 	}
-	// In namespace b, the same names are other objects (not there).
+	// In namespace b, the same names are other objects: stray is there, shared is not.
+	assert.Equal(t, "@other", classes.reach(Object{"kind": "HTTPRoute", "name": "stray"}, "b").String())
 	assert.Equal(t, "", classes.reach(Object{"kind": "HTTPRoute", "name": "shared"}, "b").String())
-	assert.Equal(t, "HTTPRoute@both+HTTPRoute@other", shape(btp("p", 0, "HTTPRoute", "theirs", "shared"), objects))
-	assert.Equal(t, Reach{EG: true, Other: true}, reachOf(btp("p", 0, "HTTPRoute", "theirs", "mine"), objects))
+	assert.Equal(t, "HTTPRoute@both+HTTPRoute@other", shape(policyOn("BackendTrafficPolicy", "a", "p", 0, "HTTPRoute", "theirs", "shared"), mixedObjects()))
+	assert.Equal(t, Reach{EG: true, Other: true}, reachOf(policyOn("BackendTrafficPolicy", "a", "p", 0, "HTTPRoute", "theirs", "mine"), mixedObjects()))
 }
 
 // mixedObjects is a mixed cluster: Istio's GatewayClass, then Envoy Gateway's (last, as
 // egctl needs), a Gateway of each, and routes parented by Envoy Gateway's Gateway only
-// (mine), by Istio's only (theirs) and by both (shared), all sending to one Service.
+// (mine), by Istio's only (theirs) and by both (shared), all sending to one Service; and
+// what the Gateways name but do not admit: a route in namespace b that only Istio's names
+// (its listener admits namespace a only), one both name whose hostname only Istio's
+// listener matches (elsewhere), and a ListenerSet of Istio's Gateway, which allows none.
 func mixedObjects() []Object {
-	route := func(name string, parents ...string) Object {
+	route := func(namespace, name string, hostnames []any, parents ...string) Object {
 		var refs []any
 		for _, p := range parents {
 			refs = append(refs, Object{"name": p, "namespace": "a"})
 		}
-		return Object{"apiVersion": gatewayGroup + "/v1", "kind": "HTTPRoute", "metadata": Object{"namespace": "a", "name": name},
-			"spec": Object{"parentRefs": refs, "rules": []any{Object{
-				"matches":     []any{Object{"path": Object{"type": "PathPrefix", "value": "/" + name}}},
-				"backendRefs": []any{Object{"name": "svc", "port": 80}},
-			}}}}
+		spec := Object{"parentRefs": refs, "rules": []any{Object{
+			"matches":     []any{Object{"path": Object{"type": "PathPrefix", "value": "/" + name}}},
+			"backendRefs": []any{Object{"name": "svc", "port": 80}},
+		}}}
+		if hostnames != nil {
+			spec["hostnames"] = hostnames
+		}
+		return Object{"apiVersion": gatewayGroup + "/v1", "kind": "HTTPRoute", "metadata": Object{"namespace": namespace, "name": name}, "spec": spec}
 	}
-	gateway := func(name, class string) Object {
+	gateway := func(name, class string, listener Object) Object {
 		return Object{"apiVersion": gatewayGroup + "/v1", "kind": "Gateway", "metadata": Object{"namespace": "a", "name": name},
-			"spec": Object{"gatewayClassName": class, "listeners": []any{Object{"name": "http", "protocol": "HTTP", "port": 80}}}}
+			"spec": Object{"gatewayClassName": class, "listeners": []any{listener}}}
 	}
 	return []Object{
 		{"apiVersion": "v1", "kind": "Namespace", "metadata": Object{"name": "a"}},
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": Object{"name": "b"}},
 		{"apiVersion": gatewayGroup + "/v1", "kind": "GatewayClass", "metadata": Object{"name": "istio"},
 			"spec": Object{"controllerName": "istio.io/gateway-controller"}},
 		{"apiVersion": gatewayGroup + "/v1", "kind": "GatewayClass", "metadata": Object{"name": ClassName},
 			"spec": Object{"controllerName": ControllerName}},
 		{"apiVersion": "v1", "kind": "Service", "metadata": Object{"namespace": "a", "name": "svc"},
 			"spec": Object{"clusterIP": "10.96.0.10", "ports": []any{Object{"name": "http", "port": 80}}}},
-		gateway("gw0", ClassName),
-		gateway("istio0", "istio"),
-		route("mine", "gw0"),
-		route("theirs", "istio0"),
-		route("shared", "gw0", "istio0"),
+		{"apiVersion": "v1", "kind": "Service", "metadata": Object{"namespace": "b", "name": "svc"},
+			"spec": Object{"clusterIP": "10.96.0.11", "ports": []any{Object{"name": "http", "port": 80}}}},
+		gateway("gw0", ClassName, Object{"name": "http", "protocol": "HTTP", "port": 80, "hostname": "foo.example.com"}),
+		gateway("istio0", "istio", Object{"name": "http", "protocol": "HTTP", "port": 80}),
+		route("a", "mine", nil, "gw0"),
+		route("a", "theirs", nil, "istio0"),
+		route("a", "shared", nil, "gw0", "istio0"),
+		route("b", "stray", nil, "istio0"),
+		route("a", "elsewhere", []any{"bar.example.com"}, "istio0", "gw0"),
+		{"apiVersion": gatewayGroup + "/v1", "kind": "ListenerSet", "metadata": Object{"namespace": "a", "name": "ls"},
+			"spec": Object{"parentRef": Object{"name": "istio0", "namespace": "a"},
+				"listeners": []any{Object{"name": "extra", "protocol": "HTTP", "port": 8080}}}},
 	}
 }
 
-// btp is a BackendTrafficPolicy in namespace a, created created seconds after the epoch,
-// naming targets of one kind.
-func btp(name string, created int, kind string, targets ...string) Object {
+// policyOn is an Envoy Gateway policy of kind in namespace, created created seconds after
+// the epoch, naming targets of one kind; its body differs with created.
+func policyOn(kind, namespace, name string, created int, targetKind string, targets ...string) Object {
 	var refs []any
 	for _, t := range targets {
-		refs = append(refs, Object{"group": gatewayGroup, "kind": kind, "name": t})
+		refs = append(refs, Object{"group": gatewayGroup, "kind": targetKind, "name": t})
 	}
-	return Object{"apiVersion": egVersion, "kind": "BackendTrafficPolicy",
-		"metadata": Object{"namespace": "a", "name": name, "creationTimestamp": epoch.Add(time.Duration(created) * time.Second).Format(time.RFC3339)},
-		"spec":     Object{"retry": Object{"numRetries": 2 + created}, "targetRefs": refs}}
+	spec := Object{"targetRefs": refs}
+	if kind == "ClientTrafficPolicy" {
+		spec["timeout"] = Object{"http": Object{"idleTimeout": fmt.Sprintf("%ds", 5+created)}}
+	} else {
+		spec["retry"] = Object{"numRetries": 2 + created}
+	}
+	return Object{"apiVersion": egVersion, "kind": kind,
+		"metadata": Object{"namespace": namespace, "name": name, "creationTimestamp": epoch.Add(time.Duration(created) * time.Second).Format(time.RFC3339)},
+		"spec":     spec}
 }
 
 // noTranslator stands in for egctl where it is not built: it writes no status.
@@ -165,10 +184,13 @@ type judged struct {
 	EG       string
 }
 
-// Two BackendTrafficPolicies at one point of a mixed cluster, the older first: where only
-// Istio's Gateway reaches, both are admitted, NotServed, and Envoy Gateway writes neither a
-// status; where Envoy Gateway's Gateway reaches (alone or beside Istio's), the newer is
-// Conflicted on both sides. Envoy Gateway's side runs where egctl is built.
+// Two policies at one point of a mixed cluster, the older first: where only Istio's Gateway
+// reaches, both are admitted, NotServed, and Envoy Gateway writes neither a status; where
+// Envoy Gateway's Gateway reaches (alone or beside Istio's), the newer is Conflicted on both
+// sides. Envoy Gateway's side runs where egctl is built. A case with bug set is a
+// disagreement the oracle found in the rules (pkg/rules), skipped until they are mended; its
+// want holds the verdicts Envoy Gateway's agree with (measured) and no status or warnings:
+// drop bug and write in those the mended rules give.
 func TestMixedClusterVerdicts(t *testing.T) {
 	var tr Translating = noTranslator{}
 	withEG := false
@@ -176,29 +198,46 @@ func TestMixedClusterVerdicts(t *testing.T) {
 		tr, withEG = e, true
 	}
 	for name, tc := range map[string]struct {
-		kind, target string
-		want         []judged
+		kind, namespace, targetKind, target string
+		want                                []judged
+		bug                                 string
 	}{
-		"Envoy Gateway's Gateway": {kind: "Gateway", target: "gw0", want: []judged{
+		"Envoy Gateway's Gateway": {kind: "BackendTrafficPolicy", targetKind: "Gateway", target: "gw0", want: []judged{
 			{Allowed: true, Status: "Enforced", EG: "Accepted"},
 			{Reasons: []string{"Conflicted"}, Status: "Overridden", EG: "Conflicted"},
 		}},
-		"Istio's Gateway": {kind: "Gateway", target: "istio0", want: []judged{
+		"Istio's Gateway": {kind: "BackendTrafficPolicy", targetKind: "Gateway", target: "istio0", want: []judged{
 			{Allowed: true, Warnings: []string{"NotServed"}, Status: "NotServed", EG: "NoStatus"},
 			{Allowed: true, Warnings: []string{"NotServed"}, Status: "NotServed", EG: "NoStatus"},
 		}},
-		"a route only Istio's Gateway parents": {kind: "HTTPRoute", target: "theirs", want: []judged{
+		"a route only Istio's Gateway parents": {kind: "BackendTrafficPolicy", targetKind: "HTTPRoute", target: "theirs", want: []judged{
 			{Allowed: true, Warnings: []string{"NotServed"}, Status: "NotServed", EG: "NoStatus"},
 			{Allowed: true, Warnings: []string{"NotServed"}, Status: "NotServed", EG: "NoStatus"},
 		}},
-		"a route both Gateways parent": {kind: "HTTPRoute", target: "shared", want: []judged{
+		"a route both Gateways parent": {kind: "BackendTrafficPolicy", targetKind: "HTTPRoute", target: "shared", want: []judged{
 			{Allowed: true, Warnings: []string{"NotServed"}, Status: "Enforced", EG: "Accepted"},
 			{Reasons: []string{"Conflicted"}, Warnings: []string{"NotServed"}, Status: "Overridden", EG: "Conflicted"},
 		}},
+		"a route only Istio's Gateway names, which does not admit it": {kind: "BackendTrafficPolicy", namespace: "b", targetKind: "HTTPRoute", target: "stray",
+			want: []judged{{Allowed: true, EG: "NoStatus"}, {Allowed: true, EG: "NoStatus"}},
+			bug:  "pkg/rules/topology/serving.go ServingAt: a route with no path is served whatever Gateways its parentRefs name, so the newer is denied Conflicted (oracle seed 1 scenario 41)"},
+		"a route both Gateways name, only Istio's admits": {kind: "BackendTrafficPolicy", targetKind: "HTTPRoute", target: "elsewhere",
+			want: []judged{{Allowed: true, EG: "Accepted"}, {Reasons: []string{"Conflicted"}, EG: "Conflicted"}},
+			bug:  "pkg/rules/topology/serving.go ServingAt: a route is served only through the Gateways it attaches to, but Envoy Gateway holds (and judges conflicts on) a route one of its Gateways' names in parentRefs, so the newer is admitted (oracle seed 7 scenario 36)"},
+		"a ListenerSet Istio's Gateway does not allow": {kind: "ClientTrafficPolicy", targetKind: "ListenerSet", target: "ls",
+			want: []judged{{Allowed: true, EG: "NoStatus"}, {Allowed: true, EG: "NoStatus"}},
+			bug:  "pkg/rules/topology: the Direct walk (walk.go direct) reaches the ListenerSet's parent Gateway and says NotServed, but ServingAt (GatewaysThrough) finds no Gateway through it, so the newer is denied Conflicted and neither is warned NotServed"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			if tc.bug != "" {
+				t.Skip(tc.bug)
+			}
+			namespace := tc.namespace
+			if namespace == "" {
+				namespace = "a"
+			}
 			s := &Scenario{Objects: mixedObjects(), Policies: []Object{
-				btp("older", 0, tc.kind, tc.target), btp("newer", 1, tc.kind, tc.target),
+				policyOn(tc.kind, namespace, "older", 0, tc.targetKind, tc.target), policyOn(tc.kind, namespace, "newer", 1, tc.targetKind, tc.target),
 			}}
 			out, err := Judge(context.Background(), tr, s)
 			require.NoError(t, err)
