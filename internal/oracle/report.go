@@ -31,7 +31,8 @@ type Report struct {
 		Scenarios, Other, Both, NotServed, NoStatus int
 	}
 	Classes map[string]*Class
-	// ByDesign counts the differences README's "where we differ by design" lists, by which.
+	// ByDesign counts the differences docs/policy-kinds.md lists ("where we differ by
+	// design"), by which.
 	ByDesign map[string]int
 	// refusals keeps one loader refusal message, to show.
 	refusal string
@@ -49,8 +50,8 @@ type Class struct {
 // NewReport starts an empty report.
 func NewReport() *Report { return &Report{Classes: map[string]*Class{}, ByDesign: map[string]int{}} }
 
-// The differences from Envoy Gateway that are ours by design (README, "Where we differ by
-// design"): each is counted apart, neither agreement nor disagreement.
+// The differences from Envoy Gateway that are ours by design (docs/policy-kinds.md, "where
+// we differ by design"): each is counted apart, neither agreement nor disagreement.
 const (
 	designMissingSection = "a target section that does not exist is warned, not denied (the object may gain it later in the same apply); EG refuses the policy as TargetNotFound"
 	designNoRoutes       = "a policy no route reaches is NoTargets (we judge traffic paths); EG judges it by the Gateway/listener scopes it attaches to"
@@ -282,7 +283,7 @@ func (r *Report) Write(w io.Writer, version string) {
 			r.Mixed.Scenarios, r.Mixed.Other, r.Mixed.NotServed, r.Mixed.NoStatus, r.Mixed.Both)
 	}
 	if len(r.ByDesign) > 0 {
-		fmt.Fprintln(w, "by design (README, \"Where we differ by design\"):")
+		fmt.Fprintln(w, "by design (docs/policy-kinds.md, \"where we differ by design\"):")
 		for _, why := range sortedKeys(r.ByDesign) {
 			fmt.Fprintf(w, "%6d  %s\n", r.ByDesign[why], why)
 		}
