@@ -28,7 +28,7 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 			"the manifests laid over them; otherwise the manifests alone, every policy in them as if\n" +
 			"stored) and prints the effective policy of every policy kind on every context path (or\n" +
 			"those through one target), with the policy that supplied each setting, and each\n" +
-			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets) over the\n" +
+			"policy's impact status (Enforced, PartiallyEnforced, Overridden, NoTargets, NotServed)\nover the " +
 			"whole state, or over the target's paths. The target is named as kubectl names an\n" +
 			"object: KIND/NAME in -n's namespace (httproute/store, gateways/gw, gtw/gw), KIND NAME,\n" +
 			"or KIND/NAMESPACE/NAME; --target KIND/NAME says the same. A target without manifests\n" +

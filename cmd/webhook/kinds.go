@@ -13,9 +13,10 @@ func newKindsCommand(s streams, code *int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kinds [--config FILE] [-o text|json|yaml]",
 		Short: "Print the kind table: every policy kind known and what is enforced for it",
-		Long: "Prints the kind table: the built-in rows plus those of --config, as a Markdown table\n" +
-			"(text) or as the rows themselves (json, yaml). Kinds discovered from CRD labels at run\n" +
-			"time are not listed.",
+		Long: "Prints the kind table: the built-in rows plus those of --config, as Markdown tables\n" +
+			"(text: the kinds, then the implementations and the GatewayClass controllers each serves)\n" +
+			"or as the rows themselves (json, yaml). Kinds discovered from CRD labels at run time are\n" +
+			"not listed.",
 		RunE: func(*cobra.Command, []string) error {
 			*code = runKinds(configFile, output, s)
 			return nil
@@ -40,6 +41,10 @@ func runKinds(configFile, output string, s streams) int {
 		}
 	case "text":
 		fmt.Fprint(s.out, kinds.KindTableMarkdown(conf.table))
+		fmt.Fprint(s.out, "\nPolicies of a kind that names implementations take effect only through the Gateways of\n"+
+			"GatewayClasses those serve (the others: every Gateway). A config file's `implementations`\n"+
+			"entry of the same name replaces the controller names.\n\n")
+		fmt.Fprint(s.out, kinds.ImplementationsMarkdown(conf.table))
 	default:
 		fmt.Fprintf(s.err, "%s: --output must be text, json or yaml, not %q\n", progName("kinds"), output)
 		return exitBadInput

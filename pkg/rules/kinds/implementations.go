@@ -76,19 +76,23 @@ func (r *KindRow) Serves(controller string) bool {
 	return false
 }
 
-// ServedBy describes, for messages, the controllers that act on the kind:
-// `"gateway.envoyproxy.io/gatewayclass-controller" (Envoy Gateway)`, each implementation's
-// names in the order its entry lists them.
+// ServedBy describes, for messages, the controllers that act on the kind: `Envoy Gateway's
+// "gateway.envoyproxy.io/gatewayclass-controller"`, each implementation's names in the order
+// its entry lists them, implementations joined by "and".
 func (r *KindRow) ServedBy() string {
 	var parts []string
 	for _, impl := range r.serving.implementations {
+		if len(impl.ControllerNames) == 0 {
+			parts = append(parts, impl.title()+", through no Gateway")
+			continue
+		}
 		quoted := make([]string, len(impl.ControllerNames))
 		for i, c := range impl.ControllerNames {
 			quoted[i] = fmt.Sprintf("%q", c)
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(quoted, ", "), impl.title()))
+		parts = append(parts, fmt.Sprintf("%s's %s", impl.title(), strings.Join(quoted, ", ")))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, " and ")
 }
 
 // ServingImplementations returns the resolved implementations, for listings. Callers must

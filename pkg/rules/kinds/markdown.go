@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -67,6 +68,31 @@ func KindTableMarkdown(t *KindTable) string {
 		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Group, r.Kind, r.Class, strings.Join(targets, ", "), cross,
 			strings.Join(stanzas, ", "), strategies, r.Conflicts.describe(), r.winner(), orDash(strings.Join(refs, ", ")))
+	}
+	return b.String()
+}
+
+// ImplementationsMarkdown renders the implementations: the GatewayClass controller names
+// each serves, where an installation changes them, and the kinds that name it.
+func ImplementationsMarkdown(t *KindTable) string {
+	var b strings.Builder
+	b.WriteString("| implementation | serves GatewayClasses whose controllerName is | set in the installation by | policy kinds |\n")
+	b.WriteString("| --- | --- | --- | --- |\n")
+	for _, impl := range t.Implementations() {
+		var names, served []string
+		for _, c := range impl.ControllerNames {
+			names = append(names, "`"+c+"`")
+		}
+		for _, r := range t.Rows() {
+			if slices.Contains(r.Implementations, impl.Name) {
+				served = append(served, r.Kind)
+			}
+		}
+		controllers := strings.Join(names, ", ")
+		if controllers == "" {
+			controllers = "none: it acts through no Gateway"
+		}
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s |\n", impl.title(), impl.Name, controllers, orDash(impl.Setting), orDash(strings.Join(served, ", ")))
 	}
 	return b.String()
 }

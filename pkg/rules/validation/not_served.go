@@ -47,15 +47,15 @@ func WarnNotServed(p *policy.Policy, snap topology.Snapshot) []string {
 		s := topology.ServingAt(snap, p.Row, t.Key)
 		where := t.Key.Object().Shown()
 		if s.Class != nil && s.Class.Controller != "" {
-			warnings = append(warnings, fmt.Sprintf("%s: %s: GatewayClass %q names controller %q, and %s is acted on by %s only; the policy takes no effect there",
+			warnings = append(warnings, fmt.Sprintf("%s: %s: GatewayClass %q is served by controller %q, which does not act on %s (served by %s); the policy takes no effect there",
 				WarningNotServed, t.Path, policy.Echo(s.Class.Class), policy.Echo(s.Class.Controller), p.Row.Kind, p.Row.ServedBy()))
 		}
 		for _, g := range s.NotServed {
-			warnings = append(warnings, fmt.Sprintf("%s: %s: %s of GatewayClass %q (controller %q), which no controller of %s serves (it is acted on by %s); the policy takes no effect through it",
+			warnings = append(warnings, fmt.Sprintf("%s: %s: %s of GatewayClass %q, whose controller %q does not act on %s (served by %s); the policy takes no effect through it",
 				WarningNotServed, t.Path, reaches(where, g.Gateway), policy.Echo(g.Class), policy.Echo(g.Controller), p.Row.Kind, p.Row.ServedBy()))
 		}
 		for _, g := range s.Missing {
-			warnings = append(warnings, fmt.Sprintf("%s: %s: %s names GatewayClass %q, which is not found; judged as if a controller of %s served it (%s)",
+			warnings = append(warnings, fmt.Sprintf("%s: %s: %s of GatewayClass %q, which is not found; judged as if a controller of %s served it (served by %s)",
 				WarningGatewayClassNotFound, t.Path, reaches(where, g.Gateway), policy.Echo(g.Class), p.Row.Kind, p.Row.ServedBy()))
 		}
 		if len(warnings) >= MaxNotServedWarnings {
