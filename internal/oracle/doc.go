@@ -10,4 +10,11 @@
 // sections, selectors, mergeType, in a creation order unrelated to their names); each
 // policy is admitted by the offline door as a cluster with the webhook would admit it, in
 // creation order, and the translator judges what such a cluster holds.
+//
+// Most clusters are mixed: another implementation's GatewayClass (Istio's or NGINX's) and a
+// Gateway of it sit beside Envoy Gateway's, and routes, ListenerSets and policies name
+// either or both. Envoy Gateway loads only its own classes' Gateways and writes no status on
+// a policy it reaches only through others; the webhook says NotServed there and judges no
+// conflict. egctl translates the Gateways of the last GatewayClass in its input, whatever
+// its controllerName, so Envoy Gateway's class always comes last.
 package oracle

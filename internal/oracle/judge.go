@@ -19,7 +19,9 @@ type Verdict struct {
 	// GatewayAPI says the kind is Gateway API's own (BackendTLSPolicy), on which Envoy
 	// Gateway writes statuses differently from its own kinds.
 	GatewayAPI bool
-	Shape      string // what it targets, e.g. "Gateway/section+HTTPRoute"
+	Shape      string // what it targets, e.g. "Gateway/section+HTTPRoute@both"
+	// Reach says whether its targetRefs hang from another implementation's Gateways.
+	Reach Reach
 	// Ours: allowed, the reasons of our denial, and (when allowed) our impact status over
 	// the final state.
 	Allowed  bool
@@ -44,9 +46,15 @@ type Outcome struct {
 	Refused error
 }
 
+// Translating is what Judge asks of Envoy Gateway's translator (a *Translator; tests
+// without egctl stand in for it).
+type Translating interface {
+	Translate(ctx context.Context, manifest []byte) (map[string]EGStatus, error)
+}
+
 // Judge judges every policy of s by the webhook's engine (admitting in creation order, as
 // a cluster with the webhook would) and by Envoy Gateway's translator.
-func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
+func Judge(ctx context.Context, t Translating, s *Scenario) (*Outcome, error) {
 	out := &Outcome{Scenario: s}
 	ours, err := admit(s.Objects, s.Policies)
 	if err != nil {
@@ -77,7 +85,7 @@ func Judge(ctx context.Context, t *Translator, s *Scenario) (*Outcome, error) {
 	for i, p := range s.Policies {
 		res := ours.Results[i]
 		k := key(res.Kind, res.Namespace, res.Name)
-		v := Verdict{Policy: k, Shape: shape(p), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p, s.Objects),
+		v := Verdict{Policy: k, Shape: shape(p, s.Objects), Reach: reachOf(p, s.Objects), Allowed: res.Allowed, Warnings: res.Warnings, SelfOverlap: selfOverlap(p, s.Objects),
 			GatewayAPI: strings.HasPrefix(res.APIVersion, gatewayGroup+"/")}
 		for _, d := range res.Denials {
 			v.Reasons = append(v.Reasons, d.Reason)
@@ -189,9 +197,14 @@ func selfOverlap(p Object, objects []Object) bool {
 }
 
 // shape names what a policy targets, for grouping disagreements: each target kind, with
-// "/section" when it names one, and "selector" for target selectors; "+mergeType" when set.
-func shape(p Object) string {
+// "/section" when it names one, "@other" when it reaches only Gateways of another
+// implementation's class and "@both" when those and Envoy Gateway's (classes.reach), and
+// "selector" for target selectors; "+mergeType" when set.
+func shape(p Object, objects []Object) string {
 	spec, _ := p["spec"].(Object)
+	meta, _ := p["metadata"].(Object)
+	namespace, _ := meta["namespace"].(string)
+	classes := classesOf(objects)
 	set := map[string]bool{}
 	refs, _ := spec["targetRefs"].([]any)
 	for _, r := range refs {
@@ -204,6 +217,7 @@ func shape(p Object) string {
 				s += "/section"
 			}
 		}
+		s += classes.reach(ref, namespace).String()
 		set[s] = true
 	}
 	if sels, _ := spec["targetSelectors"].([]any); len(sels) > 0 {
@@ -219,4 +233,87 @@ func shape(p Object) string {
 		out += " mergeType"
 	}
 	return out
+}
+
+// gatewayClasses says which GatewayClass each Gateway of a scenario has, and which Gateways
+// each ListenerSet and route hangs from, by "Kind namespace/name".
+type gatewayClasses struct {
+	class   map[string]string   // Gateway -> its class
+	parents map[string][]string // ListenerSet or HTTPRoute -> its parents
+}
+
+func classesOf(objects []Object) gatewayClasses {
+	c := gatewayClasses{class: map[string]string{}, parents: map[string][]string{}}
+	for _, o := range objects {
+		meta, _ := o["metadata"].(Object)
+		spec, _ := o["spec"].(Object)
+		self := fmt.Sprint(o["kind"], " ", meta["namespace"], "/", meta["name"])
+		var refs []any
+		switch o["kind"] {
+		case "Gateway":
+			c.class[self], _ = spec["gatewayClassName"].(string)
+		case "ListenerSet":
+			refs = []any{spec["parentRef"]}
+		case "HTTPRoute":
+			refs, _ = spec["parentRefs"].([]any)
+		}
+		for _, r := range refs {
+			ref, _ := r.(Object)
+			kind, ok := ref["kind"].(string)
+			if !ok {
+				kind = "Gateway"
+			}
+			c.parents[self] = append(c.parents[self], fmt.Sprint(kind, " ", ref["namespace"], "/", ref["name"]))
+		}
+	}
+	return c
+}
+
+// Reach is which classes' Gateways a policy's target references hang from.
+type Reach struct{ EG, Other bool }
+
+// String is "@other" when the Gateways are of other classes only, "@both" when of those and
+// Envoy Gateway's, else "".
+func (r Reach) String() string {
+	switch {
+	case r.Other && r.EG:
+		return "@both"
+	case r.Other:
+		return "@other"
+	}
+	return ""
+}
+
+// reach is where a target reference of a policy in namespace hangs from, by the parents the
+// objects name, whether or not the listeners admit them: a label for grouping, not a
+// judgement.
+func (c gatewayClasses) reach(ref Object, namespace string) Reach {
+	var r Reach
+	var visit func(k string)
+	visit = func(k string) {
+		if class, ok := c.class[k]; ok {
+			r.EG, r.Other = r.EG || class == ClassName, r.Other || class != ClassName
+		}
+		for _, parent := range c.parents[k] {
+			visit(parent)
+		}
+	}
+	visit(fmt.Sprint(ref["kind"], " ", namespace, "/", ref["name"]))
+	return r
+}
+
+// reachOf is where all of a policy's target references hang from.
+func reachOf(p Object, objects []Object) Reach {
+	spec, _ := p["spec"].(Object)
+	meta, _ := p["metadata"].(Object)
+	namespace, _ := meta["namespace"].(string)
+	classes := classesOf(objects)
+	var r Reach
+	refs, _ := spec["targetRefs"].([]any)
+	for _, ref := range refs {
+		ref, _ := ref.(Object)
+		one := classes.reach(ref, namespace)
+		r.EG, r.Other = r.EG || one.EG, r.Other || one.Other
+	}
+	return r
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
 
 // Report aggregates outcomes.
@@ -21,8 +23,16 @@ type Report struct {
 	Statuses struct {
 		Judged, Agree, ByDesign int
 	}
+	// Mixed counts, over the scenarios holding another implementation's GatewayClass, the
+	// policies whose targetRefs hang from its Gateway only (Other) or from it and Envoy
+	// Gateway's (Both), and of the Other ones those we admit as NotServed and those Envoy
+	// Gateway writes no status on.
+	Mixed struct {
+		Scenarios, Other, Both, NotServed, NoStatus int
+	}
 	Classes map[string]*Class
-	// ByDesign counts the differences README's "where we differ by design" lists, by which.
+	// ByDesign counts the differences docs/policy-kinds.md lists ("where we differ by
+	// design"), by which.
 	ByDesign map[string]int
 	// refusals keeps one loader refusal message, to show.
 	refusal string
@@ -40,15 +50,17 @@ type Class struct {
 // NewReport starts an empty report.
 func NewReport() *Report { return &Report{Classes: map[string]*Class{}, ByDesign: map[string]int{}} }
 
-// The differences from Envoy Gateway that are ours by design (README, "Where we differ by
-// design"): each is counted apart, neither agreement nor disagreement.
+// The differences from Envoy Gateway that are ours by design (docs/policy-kinds.md, "where
+// we differ by design"): each is counted apart, neither agreement nor disagreement.
 const (
 	designMissingSection = "a target section that does not exist is warned, not denied (the object may gain it later in the same apply); EG refuses the policy as TargetNotFound"
 	designNoRoutes       = "a policy no route reaches is NoTargets (we judge traffic paths); EG judges it by the Gateway/listener scopes it attaches to"
+	designNoServedRoutes = "a policy no route reaches through Envoy Gateway's Gateways, only through another implementation's, is NotServed (we judge traffic paths); EG judges it by the scopes it attaches to on its own Gateways"
 	designSelfOverlap    = "a policy naming an object and a section (or ListenerSet) of it is Enforced (its settings apply everywhere); EG marks it Overridden by its own more specific reference"
 	designNoTraffic      = "a policy overridden only on a scope no route passes through (a ListenerSet or listener policy that reaches no route) is Enforced here; EG counts the scope"
 	designMerged         = "a Gateway policy whose fields a route policy with mergeType replaces is PartiallyEnforced or Overridden here; EG reports it Merged"
 	designRefUnjudged    = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where no route reaches the policy yet; EG checks it only once one does"
+	designRefNotServed   = "a reference into another namespace without a ReferenceGrant is denied (GEP-709) even where only another implementation's Gateways reach the policy; EG, which does not load them, never reads it"
 	designConflictUnused = "a second policy at a target nothing uses yet is denied as Conflicted (it would lose once used); EG writes no status until a route reaches the target"
 	designUnusedBackend  = "a Gateway API policy on a backend (BackendTLSPolicy) is judged at its Service port; EG writes its status only where a route sends to that port"
 	designNoOverridden   = "a Gateway API policy (BackendTLSPolicy) that a section-specific one replaces on a port is PartiallyEnforced or Overridden here; EG writes no Overridden condition on Gateway API's kinds"
@@ -80,7 +92,13 @@ func verdictByDesign(v Verdict) string {
 	switch {
 	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && !v.EG.Refused() && v.WouldBe == "NoTargets":
 		return designRefUnjudged
-	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus":
+	case !v.Allowed && only(v.Reasons, "RefNotPermitted") && v.EG.Verdict == "NoStatus" && v.WouldBe == impact.StatusNotServed:
+		return designRefNotServed
+	case !v.Allowed && only(v.Reasons, "Conflicted") && v.EG.Verdict == "NoStatus" &&
+		v.WouldBe != impact.StatusNotServed && (v.Reach.EG || !v.Reach.Other):
+		// Not where only another implementation's Gateways reach, or would once the
+		// target is used: neither policy takes effect there, now or then, so a denial is
+		// false, not by design.
 		return designConflictUnused
 	}
 	if v.Allowed && v.EG.Verdict == "TargetNotFound" {
@@ -113,6 +131,9 @@ func statusByDesign(v Verdict, others []Verdict) string {
 		return designNoOverridden
 	case v.Status == "NoTargets":
 		return designNoRoutes
+	case v.Status == impact.StatusNotServed && v.Reach.EG && !v.EG.Refused():
+		// Some target hangs from Envoy Gateway's Gateways, but no route passes there.
+		return designNoServedRoutes
 	case v.SelfOverlap && v.EG.Overridden && v.Status == "Enforced":
 		return designSelfOverlap
 	}
@@ -135,7 +156,11 @@ func (r *Report) Add(o *Outcome) {
 		}
 		return
 	}
+	if o.Scenario.Mixed() {
+		r.Mixed.Scenarios++
+	}
 	for i, v := range o.Verdicts {
+		r.mixed(v)
 		r.Verdicts.Judged++
 		kind, _, _ := strings.Cut(v.Policy, " ")
 		ours := "allowed"
@@ -166,7 +191,12 @@ func (r *Report) Add(o *Outcome) {
 		theirs := "Accepted"
 		switch {
 		case v.EG.Verdict == "NoStatus":
-			agree, theirs = v.Status == "NoTargets", "no status"
+			// NotServed: every path runs through another implementation's Gateways,
+			// which Envoy Gateway does not load, so it writes nothing.
+			agree, theirs = v.Status == "NoTargets" || v.Status == impact.StatusNotServed, "no status"
+		case v.Status == impact.StatusNotServed:
+			// Envoy Gateway acts on a policy we say it never sees.
+			agree = false
 		case v.EG.Overridden:
 			agree, theirs = ourStatusOverridden(v.Status), "Overridden"
 		default:
@@ -185,6 +215,22 @@ func (r *Report) Add(o *Outcome) {
 			continue
 		}
 		r.class(o, i, fmt.Sprintf("status          %s on %s: ours %s, EG %s", kind, v.Shape, v.Status, theirs), v)
+	}
+}
+
+// mixed counts a verdict on what hangs from another implementation's Gateways.
+func (r *Report) mixed(v Verdict) {
+	switch {
+	case v.Reach.Other && v.Reach.EG:
+		r.Mixed.Both++
+	case v.Reach.Other:
+		r.Mixed.Other++
+		if v.Allowed && v.Status == impact.StatusNotServed {
+			r.Mixed.NotServed++
+		}
+		if v.EG.Verdict == "NoStatus" {
+			r.Mixed.NoStatus++
+		}
 	}
 }
 
@@ -232,8 +278,12 @@ func (r *Report) Write(w io.Writer, version string) {
 		r.Verdicts.ByDesign, r.Verdicts.FalseDenials, r.Verdicts.MissedRefusals)
 	fmt.Fprintf(w, "statuses (Overridden or not) of policies both admit: %d of %d agree (%s), %d differ by design\n",
 		r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign, percent(r.Statuses.Agree, r.Statuses.Judged-r.Statuses.ByDesign), r.Statuses.ByDesign)
+	if r.Mixed.Scenarios > 0 {
+		fmt.Fprintf(w, "mixed clusters: %d scenarios hold another implementation's GatewayClass; %d policies target only what hangs from its Gateway (ours NotServed %d, EG no status %d), %d what hangs from both classes' Gateways\n",
+			r.Mixed.Scenarios, r.Mixed.Other, r.Mixed.NotServed, r.Mixed.NoStatus, r.Mixed.Both)
+	}
 	if len(r.ByDesign) > 0 {
-		fmt.Fprintln(w, "by design (README, \"Where we differ by design\"):")
+		fmt.Fprintln(w, "by design (docs/policy-kinds.md, \"where we differ by design\"):")
 		for _, why := range sortedKeys(r.ByDesign) {
 			fmt.Fprintf(w, "%6d  %s\n", r.ByDesign[why], why)
 		}

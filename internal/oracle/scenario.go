@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -24,6 +25,16 @@ type Scenario struct {
 // Name is how reports name the scenario: its seed and index regenerate it.
 func (s *Scenario) Name() string { return fmt.Sprintf("seed %d scenario %d", s.Seed, s.Index) }
 
+// Mixed reports whether the scenario holds another implementation's GatewayClass.
+func (s *Scenario) Mixed() bool {
+	for _, o := range s.Objects {
+		if meta, _ := o["metadata"].(Object); o["kind"] == "GatewayClass" && meta["name"] != ClassName {
+			return true
+		}
+	}
+	return false
+}
+
 // YAML renders objects then the given policies as one multi-document manifest.
 func YAML(objects, policies []Object) ([]byte, error) {
 	var out []byte
@@ -42,10 +53,19 @@ const (
 	gatewayGroup = "gateway.networking.k8s.io"
 	egGroup      = "gateway.envoyproxy.io"
 	egVersion    = egGroup + "/v1alpha1"
-	// ControllerName is Envoy Gateway's controller name; egctl translates the Gateways of
-	// the GatewayClass that names it.
+	// ControllerName is Envoy Gateway's controller name.
 	ControllerName = "gateway.envoyproxy.io/gatewayclass-controller"
+	// ClassName is Envoy Gateway's GatewayClass in every scenario.
+	ClassName = "eg"
 )
+
+// otherClasses are the GatewayClasses of other implementations a mixed scenario may hold
+// beside Envoy Gateway's, by name, with their controllers' default names. Envoy Gateway
+// loads only its own classes' Gateways, so its policies take no effect through theirs.
+var otherClasses = []struct{ name, controller string }{
+	{"istio", "istio.io/gateway-controller"},
+	{"nginx", "gateway.nginx.org/nginx-gateway-controller"},
+}
 
 // epoch is the first creationTimestamp; objects are a second apart in creation order.
 var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -59,8 +79,8 @@ type gen struct {
 }
 
 type gatewayShape struct {
-	name      string
-	listeners []string
+	name, class string
+	listeners   []string
 }
 
 type listenerSetShape struct {
@@ -101,16 +121,31 @@ func (g *gen) objects() []Object {
 	objs := []Object{
 		{"apiVersion": "v1", "kind": "Namespace", "metadata": g.meta("", "a", map[string]any{"team": "a"})},
 		{"apiVersion": "v1", "kind": "Namespace", "metadata": g.meta("", "b", map[string]any{"team": "b"})},
-		{"apiVersion": gatewayGroup + "/v1", "kind": "GatewayClass", "metadata": g.meta("", "eg", nil),
-			"spec": Object{"controllerName": ControllerName}},
 	}
+	// A mixed cluster, more often than not: another implementation's GatewayClass and one
+	// Gateway of it, which routes and policies name as they name Envoy Gateway's. Envoy
+	// Gateway's class comes last: egctl translates the Gateways of the last GatewayClass in
+	// its input, whatever its controllerName, as a running Envoy Gateway translates those
+	// of its own classes.
+	other := ""
+	if g.chance(0.6) {
+		oc := otherClasses[g.r.IntN(len(otherClasses))]
+		other = oc.name
+		objs = append(objs, Object{"apiVersion": gatewayGroup + "/v1", "kind": "GatewayClass", "metadata": g.meta("", oc.name, nil),
+			"spec": Object{"controllerName": oc.controller}})
+	}
+	objs = append(objs, Object{"apiVersion": gatewayGroup + "/v1", "kind": "GatewayClass", "metadata": g.meta("", ClassName, nil),
+		"spec": Object{"controllerName": ControllerName}})
 	// A cluster IP each: Envoy Gateway resolves a Service backend to it.
 	for i, ns := range []string{"a", "b"} {
 		objs = append(objs, Object{"apiVersion": "v1", "kind": "Service", "metadata": g.meta(ns, "svc", nil),
 			"spec": Object{"clusterIP": fmt.Sprintf("10.96.0.%d", 10+i), "ports": []any{Object{"name": "http", "port": 80}, Object{"name": "metrics", "port": 9000}}}})
 	}
 	for i := range 1 + g.r.IntN(2) {
-		objs = append(objs, g.gateway(fmt.Sprintf("gw%d", i)))
+		objs = append(objs, g.gateway(fmt.Sprintf("gw%d", i), ClassName))
+	}
+	if other != "" {
+		objs = append(objs, g.gateway(other+"0", other))
 	}
 	if g.chance(0.4) {
 		objs = append(objs, g.listenerSet())
@@ -160,15 +195,15 @@ func (g *gen) listener(name string, used map[string]bool, ports ...int) Object {
 	return l
 }
 
-func (g *gen) gateway(name string) Object {
-	shape := gatewayShape{name: name}
+func (g *gen) gateway(name, class string) Object {
+	shape := gatewayShape{name: name, class: class}
 	var listeners []any
 	used := map[string]bool{}
 	for _, ln := range listenerNames[:1+g.r.IntN(len(listenerNames))] {
 		listeners = append(listeners, g.listener(ln, used, 80, 8080))
 		shape.listeners = append(shape.listeners, ln)
 	}
-	spec := Object{"gatewayClassName": "eg", "listeners": listeners}
+	spec := Object{"gatewayClassName": class, "listeners": listeners}
 	if from := g.pick("", "Same", "All"); from != "" {
 		spec["allowedListeners"] = Object{"namespaces": Object{"from": from}}
 	}
@@ -186,8 +221,13 @@ func (g *gen) listenerSet() Object {
 		shape.listeners = append(shape.listeners, ln)
 	}
 	g.sets = append(g.sets, shape)
+	// Now and then the ListenerSet joins the other class's Gateway (the last one drawn).
+	parent := g.gateways[0]
+	if last := g.gateways[len(g.gateways)-1]; last.class != ClassName && g.chance(0.3) {
+		parent = last
+	}
 	return Object{"apiVersion": gatewayGroup + "/v1", "kind": "ListenerSet", "metadata": g.meta(shape.namespace, shape.name, nil),
-		"spec": Object{"parentRef": Object{"name": g.gateways[0].name, "namespace": "a"}, "listeners": listeners}}
+		"spec": Object{"parentRef": Object{"name": parent.name, "namespace": "a"}, "listeners": listeners}}
 }
 
 func (g *gen) route(name string) Object {
@@ -310,10 +350,35 @@ func (g *gen) policies() []Object {
 	// Creation order is a permutation of the names, so that name order tells nothing.
 	order := g.r.Perm(n)
 	out := make([]Object, n)
+	var prev Object
 	for i := range n {
-		out[order[i]] = g.policy(fmt.Sprintf("p%d", i), order[i])
+		name := fmt.Sprintf("p%d", i)
+		if prev != nil && g.chance(0.2) {
+			prev = g.twin(prev, name, order[i])
+		} else {
+			prev = g.policy(name, order[i])
+		}
+		out[order[i]] = prev
 	}
 	return out
+}
+
+// twin draws a policy of the kind and namespace of p with p's targets and a body of its
+// own: a second policy at one attachment point, where same-level conflicts are judged,
+// through Envoy Gateway's Gateways or only another implementation's.
+func (g *gen) twin(p Object, name string, created int) Object {
+	kind, _ := p["kind"].(string)
+	pk := policyKinds[slices.IndexFunc(policyKinds, func(k policyKind) bool { return k.kind == kind })]
+	spec := pk.bodies[g.r.IntN(len(pk.bodies))](g)
+	from, _ := p["spec"].(Object)
+	for _, field := range []string{"targetRefs", "targetSelectors", "mergeType"} {
+		if v, ok := from[field]; ok {
+			spec[field] = v
+		}
+	}
+	meta := g.meta(p["metadata"].(Object)["namespace"].(string), name, nil)
+	meta["creationTimestamp"] = epoch.Add(time.Duration(created) * time.Second).Format(time.RFC3339)
+	return Object{"apiVersion": p["apiVersion"], "kind": kind, "metadata": meta, "spec": spec}
 }
 
 func (g *gen) policy(name string, created int) Object {
