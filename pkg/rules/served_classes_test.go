@@ -65,17 +65,35 @@ spec:
   parentRefs: [{name: mesh}, {name: edge}]
   rules: [{backendRefs: [{name: checkout, port: 8080}]}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: named-by-both, namespace: shop}
+spec:
+  parentRefs: [{name: mesh}, {name: edge, sectionName: https}]
+  rules: [{backendRefs: [{name: checkout, port: 8080}]}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: other}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: stray, namespace: other}
+spec:
+  parentRefs: [{name: mesh, namespace: shop}]
+  rules: [{backendRefs: [{name: checkout, port: 8080}]}]
+---
 apiVersion: v1
 kind: Service
 metadata: {name: checkout, namespace: shop}
 spec:
   ports: [{name: http, port: 8080}]`
 
-func btp(name, kind, target, timeout string) string {
+func btp(namespace, name, kind, target, timeout string) string {
 	return `
 apiVersion: gateway.envoyproxy.io/v1alpha1
 kind: BackendTrafficPolicy
-metadata: {name: ` + name + `, namespace: shop, creationTimestamp: "2026-01-01T00:00:00Z"}
+metadata: {name: ` + name + `, namespace: ` + namespace + `, creationTimestamp: "2026-01-01T00:00:00Z"}
 spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: ` + kind + `, name: ` + target + `}]
   timeout: {http: {requestTimeout: ` + timeout + `}}`
@@ -90,10 +108,10 @@ func TestPoliciesAreJudgedWhereTheirImplementationServes(t *testing.T) {
 		oneAllowed = "BackendTrafficPolicy allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)"
 	)
 	tests := map[string]struct {
-		config       string
-		kind, target string
-		want         field.ErrorList
-		warnings     []string
+		config                  string
+		namespace, kind, target string
+		want                    field.ErrorList
+		warnings                []string
 	}{
 		"on another class's Gateway": {
 			kind: "Gateway", target: "mesh",
@@ -108,6 +126,20 @@ func TestPoliciesAreJudgedWhereTheirImplementationServes(t *testing.T) {
 			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
 				"HTTPRoute shop/shared already has BackendTrafficPolicy shop/first; "+oneAllowed)},
 			warnings: []string{"NotServed: spec.targetRefs[0]: HTTPRoute shop/shared reaches Gateway shop/mesh " + meshNotEG},
+		},
+		"on a route both classes' Gateways name, which only another class's admits": {
+			// Envoy Gateway holds a route its Gateway is a parent of, attached or not, and
+			// refuses the second policy there (oracle, seed 7 scenario 36).
+			kind: "HTTPRoute", target: "named-by-both",
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.targetRefs[0]", validation.ReasonConflicted,
+				"HTTPRoute shop/named-by-both already has BackendTrafficPolicy shop/first; "+oneAllowed)},
+			warnings: []string{"NotServed: spec.targetRefs[0]: HTTPRoute shop/named-by-both reaches Gateway shop/mesh " + meshNotEG},
+		},
+		"on a route only another class's Gateway names, which does not admit it": {
+			// No path at all, yet no controller of the kind holds the route (oracle, seed 1
+			// scenario 41).
+			namespace: "other", kind: "HTTPRoute", target: "stray",
+			warnings: []string{"NotServed: spec.targetRefs[0]: HTTPRoute other/stray reaches Gateway shop/mesh " + meshNotEG},
 		},
 		"on its own class's Gateway": {
 			kind: "Gateway", target: "edge",
@@ -138,8 +170,12 @@ implementations:
 				_, err := rules.LoadConfig([]byte(tc.config), "config.yaml", table)
 				require.NoError(t, err)
 			}
-			snap := rulestest.World(t, table, mixedClasses, btp("first", tc.kind, tc.target, "10s"))
-			v := rulestest.Judge(t, table, snap, btp("second", tc.kind, tc.target, "20s"))
+			namespace := tc.namespace
+			if namespace == "" {
+				namespace = "shop"
+			}
+			snap := rulestest.World(t, table, mixedClasses, btp(namespace, "first", tc.kind, tc.target, "10s"))
+			v := rulestest.Judge(t, table, snap, btp(namespace, "second", tc.kind, tc.target, "20s"))
 			rulestest.Matcher.Test(t, tc.want, v.Denials)
 			assert.Equal(t, tc.warnings, v.Warnings)
 		})

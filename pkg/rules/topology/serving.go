@@ -97,9 +97,8 @@ func ServingAt(snap Snapshot, row *kinds.KindRow, key policy.TargetKey) Serving 
 		return s
 	}
 	var s Serving
-	gateways := 0
-	for _, gw := range GatewaysThrough(snap, key) {
-		gateways++
+	gateways, unknown := GatewaysNamed(snap, key)
+	for _, gw := range gateways {
 		standing, controller := ClassOf(snap, row, gw)
 		g := ServingGateway{Gateway: gw, Class: gw.Gateway.ClassName, Controller: controller}
 		switch standing {
@@ -116,34 +115,66 @@ func ServingAt(snap Snapshot, row *kinds.KindRow, key policy.TargetKey) Serving 
 			}
 		}
 	}
-	if gateways == 0 {
+	if len(gateways) == 0 || unknown {
 		s.served = true
 	}
 	return s
 }
 
-// GatewaysThrough returns the distinct Gateways on the paths through an attachment point,
-// whatever the kind: those its routes attach to, a ListenerSet's parent, a Gateway itself.
-func GatewaysThrough(snap Snapshot, key policy.TargetKey) []*Object {
-	info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind})
-	end := kinds.DepthGateway
-	switch info.Role {
-	case kinds.RoleListenerSet:
-		end = kinds.DepthListener
-	case kinds.RoleRoute:
-		end = kinds.DepthRoute
-	case kinds.RoleBackend, "":
-		end = kinds.DepthBackend
-	}
-	w := &walker{snap: snap, end: end}
-	w.through(key)
-	var out []*Object
-	for _, c := range w.out {
-		if c.Gateway != nil && !containsObject(out, c.Gateway) {
-			out = append(out, c.Gateway)
+// GatewaysNamed returns the distinct Gateways an attachment point hangs from, as its
+// objects name them, attached or not: a Gateway itself, a ListenerSet's parent, the
+// Gateways a route's parentRefs name (through ListenerSets), those of the routes that name a
+// backend, a namespace's. An implementation holds a route, and refuses a second policy on
+// it, when one of its own Gateways is among the route's parents, whether or not the route
+// attaches there (Envoy Gateway: a route whose hostnames match none of its listeners); it
+// holds none whose parents are all another class's, even where the route attaches to none.
+// unknown says a parent named is not in the snapshot (yet): it may be any class's.
+func GatewaysNamed(snap Snapshot, key policy.TargetKey) (gateways []*Object, unknown bool) {
+	add := func(parent policy.TargetKey) {
+		obj, ok := snap.Object(parent.Object())
+		if !ok {
+			if info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: parent.Group, Kind: parent.Kind}); info.Watched {
+				unknown = true
+			}
+			return
+		}
+		if obj.Gateway == nil {
+			return // a Service parent (GAMMA): no Gateway's class decides
+		}
+		if obj.Gateway.Parent != nil {
+			if obj, ok = snap.Object(*obj.Gateway.Parent); !ok || obj.Gateway == nil {
+				unknown = unknown || !ok
+				return
+			}
+		}
+		if !containsObject(gateways, obj) {
+			gateways = append(gateways, obj)
 		}
 	}
-	return out
+	parentsOf := func(route *Object) {
+		if route.Route == nil {
+			return
+		}
+		for p := range route.Route.ParentRefs() {
+			add(p.Key())
+		}
+	}
+	info, _ := kinds.TargetInfoFor(schema.GroupKind{Group: key.Group, Kind: key.Kind})
+	switch info.Role {
+	case kinds.RoleNamespace:
+		gateways = append(gateways, snap.GatewaysInNamespace(key.Name)...)
+	case kinds.RoleGateway, kinds.RoleListenerSet:
+		add(key)
+	case kinds.RoleRoute:
+		if route, ok := snap.Object(key.Object()); ok {
+			parentsOf(route)
+		}
+	case kinds.RoleBackend, "":
+		for route := range snap.RoutesByBackend(key.Object()) {
+			parentsOf(route)
+		}
+	}
+	return gateways, unknown
 }
 
 func containsObject(list []*Object, o *Object) bool {
