@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -82,4 +83,45 @@ func TestConfirmKeepsWhatTheAPIServerStored(t *testing.T) {
 	assert.Equal(t, 0, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookupOf(t, nil, &asked)))
 	assert.Empty(t, asked, "confirmed: never asked again")
 	assert.False(t, judge(t, store, btls("three"), false).Allowed(), "it stays")
+}
+
+// TestClaimedPolicyStored asks the API server for the policy a claim names, its kind read
+// from the claim's key as ClaimKeys writes it; a kind no longer served, or a key of no kind,
+// has nothing stored, and a failed read is the sweep's to retry.
+func TestClaimedPolicyStored(t *testing.T) {
+	type answer struct {
+		stored bool
+		err    string
+	}
+	stored := map[string]bool{"gateway.networking.k8s.io/BackendTLSPolicy app/kept": true}
+	lookup := func(_ context.Context, gk schema.GroupKind, namespace, name string) (map[string]any, bool, error) {
+		switch name {
+		case "gone-kind":
+			return nil, false, &meta.NoKindMatchError{GroupKind: gk}
+		case "unreadable":
+			return nil, false, errors.New("etcdserver: request timed out")
+		}
+		return nil, stored[gk.Group+"/"+gk.Kind+" "+namespace+"/"+name], nil
+	}
+	ask := ClaimedPolicyStored(lookup)
+	for name, tc := range map[string]struct {
+		key, holder string
+		want        answer
+	}{
+		"stored":                  {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/kept", answer{stored: true}},
+		"not stored":              {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/forged", answer{}},
+		"a kind no longer served": {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/gone-kind", answer{}},
+		"a key of no kind":        {"nonsense", "app/kept", answer{}},
+		"unreadable": {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/unreadable",
+			answer{err: "etcdserver: request timed out"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ask(context.Background(), tc.key, tc.holder)
+			a := answer{stored: got}
+			if err != nil {
+				a.err = err.Error()
+			}
+			assert.Equal(t, tc.want, a)
+		})
+	}
 }
