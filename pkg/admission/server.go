@@ -374,19 +374,20 @@ func claimDuration(reviewTimeout, window time.Duration) time.Duration {
 	return max(claims.DefaultDuration, reviewTimeout+window+window/4+2*time.Second)
 }
 
-// sweepClaims sweeps the claims every ClaimsSweepInterval until the manager stops.
+// sweepClaims sweeps the claims when the manager starts (what replicas gone meanwhile left)
+// and every ClaimsSweepInterval until it stops.
 func sweepClaims(c *claims.Claimer, stored claims.Stored, log logr.Logger) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
 		t := time.NewTicker(ClaimsSweepInterval)
 		defer t.Stop()
 		for {
+			if err := c.Sweep(ctx, stored); err != nil && ctx.Err() == nil {
+				log.Error(err, "sweeping the claims failed; the next sweep tries again", "in", ClaimsSweepInterval.String())
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				if err := c.Sweep(ctx, stored); err != nil && ctx.Err() == nil {
-					log.Error(err, "sweeping the claims failed; the next sweep tries again", "in", ClaimsSweepInterval.String())
-				}
 			}
 		}
 	})

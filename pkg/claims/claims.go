@@ -427,13 +427,15 @@ func (c *Claimer) sweep(ctx context.Context, l *coordinationv1.Lease, stored Sto
 	now := c.clock()
 	held := l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != ""
 	switch {
+	case l.Spec.RenewTime == nil && held:
+		return c.remove(ctx, l, true, "held")
 	case l.Spec.RenewTime == nil:
-		return c.remove(ctx, l, held)
+		return c.remove(ctx, l, false, "released")
 	case !held:
 		if now.Sub(l.Spec.RenewTime.Time) < KeepReleased {
 			return "released", nil
 		}
-		return c.remove(ctx, l, false)
+		return c.remove(ctx, l, false, "released")
 	case !c.expired(l):
 		return "held", nil // a review holds it
 	}
@@ -450,7 +452,7 @@ func (c *Claimer) sweep(ctx context.Context, l *coordinationv1.Lease, stored Sto
 		recent = recent || now.Sub(a.At) < KeepReleased
 	}
 	if !isStored && !recent {
-		return c.remove(ctx, l, true)
+		return c.remove(ctx, l, true, "held")
 	}
 	released := l.DeepCopy()
 	renewed := metav1.NewMicroTime(now)
@@ -472,8 +474,9 @@ func (c *Claimer) sweep(ctx context.Context, l *coordinationv1.Lease, stored Sto
 	}
 }
 
-// remove deletes a claim as it was read; abandoned says it was still held.
-func (c *Claimer) remove(ctx context.Context, l *coordinationv1.Lease, abandoned bool) (string, error) {
+// remove deletes a claim as it was read; abandoned says it was still held. It says what is
+// left: nothing, or the claim in state when it was changed meanwhile or the delete failed.
+func (c *Claimer) remove(ctx context.Context, l *coordinationv1.Lease, abandoned bool, state string) (string, error) {
 	uid, version := l.UID, l.ResourceVersion
 	err := c.Leases.Delete(ctx, l.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}})
 	switch {
@@ -485,9 +488,9 @@ func (c *Claimer) remove(ctx context.Context, l *coordinationv1.Lease, abandoned
 	case apierrors.IsNotFound(err):
 		return "", nil
 	case apierrors.IsConflict(err):
-		return "held", nil // changed meanwhile: the next sweep reads it again
+		return state, nil // changed meanwhile: the next sweep reads it again
 	default:
-		return "held", fmt.Errorf("deleting claim %s: %w", l.Name, err)
+		return state, fmt.Errorf("deleting claim %s: %w", l.Name, err)
 	}
 }
 

@@ -3,6 +3,8 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -165,6 +168,56 @@ func TestForgedFloodLeavesNoLease(t *testing.T) {
 		len(before), len(afterAnswered), len(afterHungUp), hungUp, admitted, refused, elapsed.Round(time.Millisecond), len(rightAfter), len(after), bound)
 	assert.Len(t, newLeases(before, afterAnswered), 50, "every answered review claimed its Service")
 	assert.Empty(t, newLeases(before, after), "no Lease the flood took outlives %s", bound)
+}
+
+// TestRefusedAfterAdmissionLeavesNoLease: a write the webhook admits and the API server then
+// refuses (its ResourceQuota admission, which runs after the validating webhooks, as another
+// webhook might) is never stored; the claim its review took is held until the replica asks
+// the API server, and gone clusterstate.GivenBackWithin the confirm window after the write.
+func TestRefusedAfterAdmissionLeavesNoLease(t *testing.T) {
+	ctx := context.Background()
+	cl, _ := newClient(t)
+	namespace(t, cl, "refused-later")
+	createDocs(t, cl, `
+apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: refused-later}
+spec: {ports: [{name: https, port: 443}]}`, `
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: no-policies, namespace: refused-later}
+spec: {hard: {count/backendtlspolicies.gateway.networking.k8s.io: "0"}}`)
+	// No quota controller runs here to compute the quota's status; write it as it would.
+	quota := object(t, "apiVersion: v1\nkind: ResourceQuota")
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: "refused-later", Name: "no-policies"}, quota))
+	require.NoError(t, unstructured.SetNestedStringMap(quota.Object, map[string]string{"count/backendtlspolicies.gateway.networking.k8s.io": "0"}, "status", "hard"))
+	require.NoError(t, unstructured.SetNestedStringMap(quota.Object, map[string]string{"count/backendtlspolicies.gateway.networking.k8s.io": "0"}, "status", "used"))
+	require.NoError(t, cl.Status().Update(ctx, quota))
+	before := claimLeases(t)
+	err := cl.Create(ctx, object(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: refused, namespace: refused-later}
+spec:
+  targetRefs: [{group: "", kind: Service, name: svc, sectionName: https}]
+  validation: {hostname: svc.refused-later.svc, wellKnownCACertificates: System}`))
+	written := time.Now()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "quota", "refused by the API server's quota, after the webhook admitted it")
+	rightAfter := newLeases(before, claimLeases(t))
+	bound := clusterstate.GivenBackWithin(clusterstate.DefaultConfirmWindow)
+	time.Sleep(time.Until(written.Add(bound)))
+	left := newLeases(before, claimLeases(t))
+	t.Logf("refused by the API server: %q; claim Leases taken: %v right after, %v once %s passed", err.Error(), rightAfter, left, bound)
+	assert.Equal(t, []string{`policyattachment-claim-` + leaseHash("gateway.networking.k8s.io/BackendTLSPolicy /Service/refused-later/svc") + ` held for "refused-later/refused"`}, rightAfter,
+		"the webhook admitted it and holds its claim until it learns the API server did not store it")
+	assert.Empty(t, left)
+}
+
+// leaseHash is the hash in the name of the Lease that claims key.
+func leaseHash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:10])
 }
 
 // leaseCreateAnswered is how long after the API server created a Lease slowLeaseCreates
