@@ -11,16 +11,19 @@ import (
 )
 
 // ClaimRate bounds the claims (a Lease each, package claims) that one caller may have this
-// replica take per second, while the review port does not authenticate its callers: then
-// anyone who reaches a pod can have it write Leases, and without a bound a flood of forged
-// reviews would fill etcd with them (and its history until the next compaction) as fast as
-// the replica can judge. A caller is a source address: the API server's reviews come from its
-// own, so a pod's flood drains only its own bucket. Each caller's bucket holds twice the rate;
-// a review that needs more claims than its bucket holds waits for them up to half its
-// deadline, and is refused past that (the API server retries or reports; a real write is
-// refused only if its API server alone sends more than the rate for longer than the bucket
-// lasts). A review that claims more keys than a whole bucket (a policy whose selectors
-// select hundreds of targets) may take them when the bucket is full, and leaves it in debt.
+// replica take per second for policies that are then not stored, while the review port does
+// not authenticate its callers: then anyone who reaches a pod can have it write Leases, and
+// without a bound a flood of forged reviews would fill etcd with them (and its history until
+// the next compaction) as fast as the replica can judge. A caller is a source address. Each
+// claim is charged when it is taken and refunded when the API server stores the policy as it
+// was judged (package clusterstate confirms it), so the API server's own reviews of the
+// writes it stores cost nothing however many it sends (a GitOps sync of thousands of
+// policies), and only claims whose policy is never stored (forged reviews; writes another
+// webhook or the API server refused) use up the bucket. Each caller's bucket holds twice the
+// rate; a review that needs more claims than its bucket holds waits for them up to half its
+// deadline, and is refused past that. A review that claims more keys than a whole bucket (a
+// policy whose selectors select hundreds of targets) may take them when the bucket is full,
+// and leaves it in debt until they are refunded or refilled.
 type ClaimRate struct {
 	perSecond, burst float64
 
@@ -75,6 +78,15 @@ func (r *ClaimRate) take(caller string, n int, maxWait time.Duration) (time.Dura
 	}
 	b.tokens -= float64(n)
 	return wait, true
+}
+
+// refund gives n claims back to caller: their policy was stored as judged.
+func (r *ClaimRate) refund(caller string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b, ok := r.callers[caller]; ok {
+		b.tokens = min(r.burst, b.tokens+float64(n))
+	}
 }
 
 // bucket finds caller's bucket, making room for a new one when needed; r.mu is held.
@@ -142,7 +154,16 @@ func (c *rateBoundClaims) Claim(ctx context.Context, owner string, keys []string
 		case <-t.C:
 		}
 	}
-	return c.inner.Claim(ctx, owner, keys, stored)
+	release, recent, err := c.inner.Claim(ctx, owner, keys, stored)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(admitted bool) {
+		if admitted {
+			c.rate.refund(caller, len(keys))
+		}
+		release(admitted)
+	}, recent, nil
 }
 
 type callerKey struct{}

@@ -134,3 +134,24 @@ func TestClaimRateThroughTheDoor(t *testing.T) {
 	assert.True(t, review("192.168.1.2:6443", "real").Allowed, "another caller has a bucket of its own")
 	assert.Equal(t, 3, inner.keys)
 }
+
+// TestClaimRateRefundsStoredPolicies: the claims of a policy stored as judged are given back
+// to its caller's bucket, so the API server's reviews of writes it stores cost nothing
+// however many; those of a policy never stored stay charged.
+func TestClaimRateRefundsStoredPolicies(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	rate := NewClaimRate(1)
+	rate.now = func() time.Time { return now }
+	claims := rate.Wrap(&countingClaims{})
+	ctx := withCaller(context.Background(), "192.168.1.2:6443")
+	for i := range 10 {
+		release, _, err := claims.Claim(ctx, fmt.Sprint("app/stored-", i), []string{"k1", "k2"}, nil)
+		require.NoError(t, err, "review %d", i)
+		release(true)
+	}
+	release, _, err := claims.Claim(ctx, "app/refused", []string{"k1", "k2"}, nil)
+	require.NoError(t, err)
+	release(false)
+	_, _, err = claims.Claim(ctx, "app/next", []string{"k1"}, nil)
+	assert.Equal(t, &ClaimRateError{Caller: "192.168.1.2", PerSecond: 1}, err, "a policy not stored stays charged")
+}

@@ -125,3 +125,49 @@ func TestClaimedPolicyStored(t *testing.T) {
 		})
 	}
 }
+
+// A review that names a stored policy but not as it is stored (forged straight to a pod, with
+// other targets) does not admit its claims, whether the watch reports the stored policy or
+// the API server is asked: they are given back as never admitted, and leave no Lease behind.
+// The same spec, decoded from a watch event (integers as int64) rather than a review, does.
+func TestClaimsAreAdmittedOnlyForThePolicyAsJudged(t *testing.T) {
+	const otherTarget = `{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+		"metadata": {"name": "one", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "forged-b9"}],
+		         "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`
+	row, _ := kinds.BuiltinKindTable().Lookup(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"})
+	for name, tc := range map[string]struct {
+		judged   string
+		confirm  func(t *testing.T, store *Store)
+		admitted bool
+	}{
+		"the watch reports the policy as judged": {
+			judged:   btls("one"),
+			confirm:  func(t *testing.T, store *Store) { store.Upsert(btlsKind, withUID(t, btls("one"), "uid-one")) },
+			admitted: true,
+		},
+		"the watch reports it with other targets": {
+			judged:  otherTarget,
+			confirm: func(t *testing.T, store *Store) { store.Upsert(btlsKind, withUID(t, btls("one"), "uid-one")) },
+		},
+		"the API server stores it with other targets": {
+			judged: otherTarget,
+			confirm: func(t *testing.T, store *Store) {
+				var asked []string
+				store.now = func() time.Time { return time.Unix(0, 0).Add(2 * DefaultConfirmWindow) }
+				store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookupOf(t, map[string]string{"app/one": btls("one")}, &asked))
+				assert.Equal(t, []string{"app/one"}, asked)
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
+			store.now = func() time.Time { return time.Unix(0, 0) }
+			require.True(t, judge(t, store, tc.judged, false).Allowed())
+			released := make(chan bool, 1)
+			store.Hold(policy.NewPolicy(row, decodeJSON(t, tc.judged)), func(admitted bool) { released <- admitted })
+			tc.confirm(t, store)
+			assert.Equal(t, tc.admitted, <-released)
+		})
+	}
+}
