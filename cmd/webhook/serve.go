@@ -31,6 +31,7 @@ type serveFlags struct {
 	http2, liveReads, metricsSecure, metricsNamespaceLabel      bool
 	auditInterval, reviewTimeout, shutdownDelay, bodyTimeout    time.Duration
 	confirmWindow                                               time.Duration
+	callerClaimRate                                             float64
 	log                                                         logFlags
 }
 
@@ -76,6 +77,7 @@ func newServeCommand(s streams, code *int) *cobra.Command {
 	fs.DurationVar(&f.bodyTimeout, "review-body-timeout", admission.DefaultBodyTimeout, "how long a review's body may take to arrive once its headers have; one that stalls or trickles is refused and its connection closed (the API server sends a body at once)")
 	fs.StringVar(&f.reviewMemory, "review-memory", "", "memory the reviews in flight may hold between them (a quantity: 96Mi), charged at 18 times each body's size as it is read (what decoding costs); past it a review is refused at once, and the last eighth is kept for bodies up to 64 KiB (every real policy's); default: a quarter of the memory limit (GOMEMLIMIT), or 128Mi without one")
 	fs.DurationVar(&f.confirmWindow, "confirm-window", clusterstate.DefaultConfirmWindow, "how long a policy this replica admitted may go without its watch event before the API server is asked whether it stored it; one it did not store (a review that never came through it) is forgotten and its claims given back, so it cannot refuse or delay others' writes past this window (raise it only if other webhooks make the API server store policies later than that)")
+	fs.Float64Var(&f.callerClaimRate, "caller-claim-rate", admission.DefaultClaimRate, "while the HTTPS port does not authenticate its callers (no --client-ca-file), the claims (a Lease each) one caller, by source address, may have this replica take per second for policies then not stored (the claims of a policy the API server stores as judged are given back), in bursts of twice that: a review over it waits up to half its deadline, then is refused, so a flood of forged reviews cannot fill etcd with Leases; the API server's reviews come from an address of its own; 0: no bound")
 	fs.StringVar(&f.clientCAFile, "client-ca-file", "", "PEM bundle of the CA that signs the API server's client certificate (its AdmissionConfiguration's kubeconfig for this webhook): when set, the HTTPS port answers only callers presenting a certificate it signed, so a review forged straight to a pod is refused at the handshake; read at start")
 	fs.StringSliceVar(&f.clientNames, "client-cert-name", nil, "with --client-ca-file, the names (common name or DNS name) a caller's certificate must carry, one of them; empty: any certificate the CA signed")
 	f.log.register(fs)
@@ -149,8 +151,16 @@ func runServe(f serveFlags, s streams) int {
 		fmt.Fprintf(stderr, "%s: %v\n", progName("serve"), err)
 		return exitBadInput
 	}
+	if f.callerClaimRate < 0 {
+		fmt.Fprintf(stderr, "%s: --caller-claim-rate must not be negative, not %g\n", progName("serve"), f.callerClaimRate)
+		return exitBadInput
+	}
 	if clientAuth == nil {
-		log.Info("the HTTPS port answers any caller (no --client-ca-file): a review forged straight to a pod is judged like the API server's; see docs/security.md")
+		log.Info("the HTTPS port answers any caller (no --client-ca-file): a review forged straight to a pod is judged like the API server's; see docs/security.md",
+			"claimsPerCallerPerSecond", f.callerClaimRate)
+		if f.callerClaimRate > 0 {
+			limits.ClaimRate = admission.NewClaimRate(f.callerClaimRate)
+		}
 	}
 	if profilingAddress != "" {
 		if err := serveProfiles(profilingAddress); err != nil {

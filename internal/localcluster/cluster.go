@@ -164,13 +164,23 @@ func (c *Cluster) StartWebhook(ctx context.Context, table *kinds.KindTable, log 
 // one when 0), as another replica of the Deployment would; it serves the cluster's serving
 // certificate. It returns the replica's base URL and, once ctx ends, Start's result.
 func (c *Cluster) StartReplica(ctx context.Context, table *kinds.KindTable, log logr.Logger, name string, port int) (string, <-chan error, error) {
+	return c.StartReplicaWith(ctx, table, log, name, port, nil)
+}
+
+// StartReplicaWith is StartReplica with its options, and a copy of the cluster's client
+// config it reaches the API server with, changed by configure (when given) before it starts.
+func (c *Cluster) StartReplicaWith(ctx context.Context, table *kinds.KindTable, log logr.Logger, name string, port int, configure func(*admission.Options, *rest.Config)) (string, <-chan error, error) {
 	if port == 0 {
 		var err error
 		if port, err = FreePort(); err != nil {
 			return "", nil, err
 		}
 	}
-	srv, err := admission.NewServer(c.Config, c.serverOptions(port, table, log, name, "0", "0"))
+	opts, cfg := c.serverOptions(port, table, log, name, "0", "0"), rest.CopyConfig(c.Config)
+	if configure != nil {
+		configure(&opts, cfg)
+	}
+	srv, err := admission.NewServer(cfg, opts)
 	if err != nil {
 		return "", nil, err
 	}
@@ -203,6 +213,10 @@ func (c *Cluster) createClaimNamespace() error {
 	}
 	return nil
 }
+
+// ServingCertDir is the folder of the webhook's serving certificate (tls.crt, tls.key), for
+// a replica run as a process.
+func (c *Cluster) ServingCertDir() string { return c.certDir }
 
 // TLSCertificate is the cluster's current serving certificate (for a proxy in front of
 // replicas).

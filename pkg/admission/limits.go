@@ -24,6 +24,9 @@ type Limits struct {
 	BodyTimeout time.Duration
 	// Memory bounds the memory the reviews in flight hold (nil: no bound).
 	Memory *MemoryBudget
+	// ClaimRate bounds the claims one caller may have the replica take per second (nil: no
+	// bound); NewServer drops it when the port authenticates its callers.
+	ClaimRate *ClaimRate
 }
 
 // DefaultBodyTimeout is well inside the configurations' timeoutSeconds (5) and the review's
@@ -150,7 +153,7 @@ var (
 	})
 	reviewsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "policyattachment_reviews_refused_total",
-		Help: "Reviews refused before they were judged, by webhook and bound: body_timeout (the body did not arrive within --review-body-timeout), memory (over --review-memory), size (over 7 MiB).",
+		Help: "Reviews refused before they were judged, by webhook and bound: body_timeout (the body did not arrive within --review-body-timeout), memory (over --review-memory), size (over 7 MiB), claim_rate (its caller over --caller-claim-rate).",
 	}, []string{"webhook", "bound"})
 )
 

@@ -154,11 +154,19 @@ func NewServer(cfg *rest.Config, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("creating the client claims are written with: %w", err)
 		}
-		claimer := &claims.Claimer{Leases: leases.Leases(opts.ClaimNamespace), Replica: opts.Replica}
+		window := cmp.Or(opts.ConfirmWindow, clusterstate.DefaultConfirmWindow)
+		claimer := &claims.Claimer{Leases: leases.Leases(opts.ClaimNamespace), Replica: opts.Replica,
+			Duration: claimDuration(cmp.Or(opts.ReviewTimeout, DefaultReviewTimeout), window)}
 		v.Claims = claimer
-		if err := mgr.Add(collectClaims(claimer, opts.Log)); err != nil {
+		if opts.ClientAuth == nil && opts.Limits.ClaimRate != nil {
+			v.Claims = opts.Limits.ClaimRate.Wrap(claimer)
+		}
+		if err := mgr.Add(sweepClaims(claimer, clusterstate.ClaimedPolicyStored(s.lookup), opts.Log)); err != nil {
 			return nil, err
 		}
+	}
+	if opts.ClientAuth != nil || opts.ClaimNamespace == "" {
+		opts.Limits.ClaimRate = nil // only the API server calls, or nothing is claimed
 	}
 	if a := orOff(opts.ProbeAddress); a != "0" {
 		if err := mgr.Add(probeServer(a, store)); err != nil {
@@ -345,22 +353,41 @@ func instrument(name string, inner admission.Handler) admission.Handler {
 	})
 }
 
-// claimsCollectInterval is how often each replica deletes the claims kept past their use.
-const claimsCollectInterval = 30 * time.Second
+// ClaimsSweepInterval is how often each replica sweeps the claims (claims.Claimer.Sweep): a
+// claim no replica gave back (its replica was killed mid-review) is gone at most this long
+// after it expired.
+const ClaimsSweepInterval = 10 * time.Second
 
-// collectClaims deletes old claims every claimsCollectInterval until the manager stops.
-func collectClaims(c *claims.Claimer, log logr.Logger) manager.Runnable {
+// AbandonedClaimsGoneWithin is how long after it was taken a claim that no replica gave back
+// (its replica was killed mid-review, or lost a write's answer) may last, with the review
+// deadline and confirm window given (zero: the defaults): its duration, then up to a sweep's
+// interval, and a second for the sweep's requests.
+func AbandonedClaimsGoneWithin(reviewTimeout, window time.Duration) time.Duration {
+	return claimDuration(cmp.Or(reviewTimeout, DefaultReviewTimeout), cmp.Or(window, clusterstate.DefaultConfirmWindow)) + ClaimsSweepInterval + time.Second
+}
+
+// claimDuration is how long a claim lasts unreleased: claims.DefaultDuration, or longer when
+// the review's deadline and the confirm window (a replica keeps a claim until the API server
+// says it did not store the policy) need more, so that no claim expires, and is swept,
+// while its replica holds it for a write the API server may still store.
+func claimDuration(reviewTimeout, window time.Duration) time.Duration {
+	return max(claims.DefaultDuration, reviewTimeout+window+window/4+2*time.Second)
+}
+
+// sweepClaims sweeps the claims when the manager starts (what replicas gone meanwhile left)
+// and every ClaimsSweepInterval until it stops.
+func sweepClaims(c *claims.Claimer, stored claims.Stored, log logr.Logger) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
-		t := time.NewTicker(claimsCollectInterval)
+		t := time.NewTicker(ClaimsSweepInterval)
 		defer t.Stop()
 		for {
+			if err := c.Sweep(ctx, stored); err != nil && ctx.Err() == nil {
+				log.Error(err, "sweeping the claims failed; the next sweep tries again", "in", ClaimsSweepInterval.String())
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				if err := c.Collect(ctx); err != nil && ctx.Err() == nil {
-					log.Error(err, "deleting old claims failed; they are deleted on the next round")
-				}
 			}
 		}
 	})

@@ -252,6 +252,9 @@ func (d *reviewDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := admission.Request{}
 	ctx := r.Context()
+	if d.limits.ClaimRate != nil {
+		ctx = withCaller(ctx, r.RemoteAddr)
+	}
 	if in.Request != nil {
 		req = in.Request.admissionRequest()
 		ctx = reviewlog.Into(ctx, in.Request) // a pointer: nothing copied

@@ -101,6 +101,12 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Errored(http.StatusConflict, fmt.Errorf(
 			"policy attachment review of %s %s/%s waited for %s %s, being admitted at the same attachment point, which was neither stored nor given up within %s (--review-timeout): the write was not checked, so it is refused; retry",
 			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, row.Kind, busy.Holder, timeout))
+	case errors.As(err, new(*ClaimRateError)):
+		// Not logged: a flood would flood the log; policyattachment_reviews_refused_total
+		// counts them.
+		return admission.Errored(http.StatusTooManyRequests, fmt.Errorf(
+			"policy attachment review of %s %s/%s: %v; the write was not checked, so it is refused; retry",
+			row.Kind, rreq.Policy.Namespace, rreq.Policy.Name, err))
 	case err != nil:
 		logf.FromContext(ctx).Error(err, "claiming a policy's attachment points failed; refusing the write")
 		return admission.Errored(http.StatusServiceUnavailable, fmt.Errorf(

@@ -8,10 +8,20 @@
 // policy in view. Two conflicting policies are therefore never judged at the same time, on
 // one replica or on several.
 //
-// A released claim is kept, without a holder, for a while (Collect removes it later): the
+// A released claim is kept, without a holder, for a while (Sweep removes it later): the
 // next review at that key knows a policy may just have been stored there, which its own
 // replica's watch may not have delivered yet, and reads the API server first. A key with no
 // Lease saw no admission for at least that while.
+//
+// No Lease outlives the review that took it. A claim is given back when its review ends
+// (deleted when nothing was ever admitted under it): at once when the policy is not
+// admitted, when the watch delivers the policy, or when the API server says it never stored
+// it (package clusterstate asks after its confirm window). A Lease write is run to its end
+// even when the review's deadline passes or its caller hangs up first, and a claim it took
+// for a review that is over is given back at once: an abandoned write could still be applied
+// by the API server, leaving a claim nobody knows of. What no replica gives back (its
+// replica was killed mid-review, a write's answer was lost) expires after its duration, and
+// Sweep, which every replica runs, deletes it then unless its policy is stored.
 package claims
 
 import (
@@ -22,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -96,7 +107,8 @@ func (e *BusyError) Error() string {
 // it is stored, without waiting for that replica's watch to release it.
 func (c *Claimer) Claim(ctx context.Context, owner string, keys []string, stored func(ctx context.Context, policy string) bool) (release func(admitted bool), recent []string, err error) {
 	var held []*coordinationv1.Lease
-	release = func(admitted bool) { c.release(held, owner, admitted) }
+	var once sync.Once
+	release = func(admitted bool) { once.Do(func() { c.release(held, owner, admitted) }) }
 	for _, name := range leaseNames(keys) {
 		lease, storedHolder, err := c.acquire(ctx, name.lease, name.key, owner, stored)
 		if err != nil {
@@ -104,6 +116,7 @@ func (c *Claimer) Claim(ctx context.Context, owner string, keys []string, stored
 			return nil, nil, err
 		}
 		held = append(held, lease)
+		claimsHeld.Inc()
 		if storedHolder != "" && !slices.Contains(recent, storedHolder) {
 			recent = append(recent, storedHolder)
 		}
@@ -167,7 +180,9 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string, stored f
 		}
 	}()
 	for {
-		created, err := c.Leases.Create(ctx, c.lease(name, key, owner, nil), metav1.CreateOptions{})
+		created, err := c.write(ctx, owner, func(ctx context.Context) (*coordinationv1.Lease, error) {
+			return c.Leases.Create(ctx, c.lease(name, key, owner, nil), metav1.CreateOptions{})
+		})
 		if err == nil {
 			return created, "", nil
 		}
@@ -199,7 +214,9 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string, stored f
 			if holder != "" && holder != owner && !holderStored {
 				claimsTakenOver.Inc()
 			}
-			updated, err := c.Leases.Update(ctx, c.lease(name, key, owner, current), metav1.UpdateOptions{})
+			updated, err := c.write(ctx, owner, func(ctx context.Context) (*coordinationv1.Lease, error) {
+				return c.Leases.Update(ctx, c.lease(name, key, owner, current), metav1.UpdateOptions{})
+			})
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				continue // another replica moved first: look again
 			}
@@ -218,6 +235,42 @@ func (c *Claimer) acquire(ctx context.Context, name, key, owner string, stored f
 			return nil, "", &BusyError{Holder: holder}
 		case <-time.After(pollInterval):
 		}
+	}
+}
+
+// write runs op, a Lease create or update that takes a claim for owner, to its end even when
+// ctx (the review's) ends first: the API server may apply a write whose caller gave up, and
+// the claim it took would then be held for a review that is over, until it expired. When ctx
+// ends first, the claim, if the write took one, is given back as soon as the write returns,
+// and ctx's error returned at once. A write gets releaseTimeout of its own; one whose answer
+// is lost even so expires, and Sweep deletes it.
+func (c *Claimer) write(ctx context.Context, owner string, op func(context.Context) (*coordinationv1.Lease, error)) (*coordinationv1.Lease, error) {
+	type result struct {
+		lease *coordinationv1.Lease
+		err   error
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // over already: nothing to take
+	}
+	done := make(chan result, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		l, err := op(wctx)
+		done <- result{l, err}
+	}()
+	select {
+	case r := <-done:
+		return r.lease, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.err == nil {
+				claimsHeld.Inc()
+				claimsTakenLate.Inc()
+				c.release([]*coordinationv1.Lease{r.lease}, owner, false)
+			}
+		}()
+		return nil, ctx.Err()
 	}
 }
 
@@ -284,6 +337,7 @@ func (c *Claimer) release(held []*coordinationv1.Lease, owner string, admitted b
 	if len(held) == 0 {
 		return
 	}
+	claimsHeld.Sub(float64(len(held)))
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	for _, l := range held {
@@ -307,18 +361,7 @@ func (c *Claimer) release(held []*coordinationv1.Lease, owner string, admitted b
 		released.Spec.HolderIdentity = nil
 		released.Spec.RenewTime = &now
 		if admitted {
-			var kept []admission
-			for _, a := range admittedOn(l) {
-				if a.Policy != owner && c.clock().Sub(a.At) < KeepReleased {
-					kept = append(kept, a)
-				}
-			}
-			kept = append(kept, admission{Policy: owner, At: now.Time.UTC().Truncate(time.Second)})
-			if len(kept) > maxAdmitted {
-				kept = kept[len(kept)-maxAdmitted:]
-			}
-			data, _ := json.Marshal(kept)
-			released.Annotations[AnnotationAdmitted] = string(data)
+			released.Annotations = recordAdmission(released.Annotations, admittedOn(l), owner, now.Time)
 		}
 		_, err := c.Leases.Update(ctx, released, metav1.UpdateOptions{})
 		switch {
@@ -335,29 +378,141 @@ func (c *Claimer) release(held []*coordinationv1.Lease, owner string, admitted b
 // takes to deliver the policy it was released for.
 const KeepReleased = time.Minute
 
-// Collect deletes the claims released more than KeepReleased ago, and those expired as
-// long (left by a replica that died), each only as it was read.
-func (c *Claimer) Collect(ctx context.Context) error {
+// Stored reports whether the policy a claim was taken for is stored, asked of the API
+// server: holder is the policy (namespace/name), key the conflict key it claimed (its kind
+// is in it). An error leaves the claim for the next sweep.
+type Stored func(ctx context.Context, key, holder string) (bool, error)
+
+// Sweep ends, from the Leases as they are read, every claim its review no longer needs:
+//   - a released claim kept for KeepReleased is deleted;
+//   - a claim still held past its duration (the replica holding it died mid-review, or
+//     lost the answer of the write that took it) is given back as that replica would
+//     have: released recording its policy when stored says the policy is stored, deleted
+//     when it is not and nothing was admitted under the claim within KeepReleased,
+//     released otherwise.
+//
+// Each change carries the resourceVersion read, so a claim taken or renewed meanwhile is
+// left alone. It publishes the claims it read, held and released, and returns the first
+// error of the API server; what failed is tried again by the next sweep.
+func (c *Claimer) Sweep(ctx context.Context, stored Stored) error {
 	list, err := c.Leases.List(ctx, metav1.ListOptions{LabelSelector: LabelClaim + "=true"})
 	if err != nil {
-		return err
+		claimSweepErrors.Inc()
+		return fmt.Errorf("listing the claims (the webhook's Role must allow list on leases in its namespace): %w", err)
 	}
+	var first error
+	remaining := map[string]int{"held": 0, "released": 0}
 	for i := range list.Items {
 		l := &list.Items[i]
-		if l.Spec.RenewTime != nil {
-			age := c.clock().Sub(l.Spec.RenewTime.Time)
-			held := l.Spec.HolderIdentity != nil
-			if (!held && age < KeepReleased) || (held && age < c.duration()+KeepReleased) {
-				continue
+		state, err := c.sweep(ctx, l, stored)
+		if err != nil {
+			claimSweepErrors.Inc()
+			if first == nil {
+				first = err
 			}
 		}
-		uid, version := l.UID, l.ResourceVersion
-		err := c.Leases.Delete(ctx, l.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return err
+		if state != "" {
+			remaining[state]++
 		}
 	}
-	return nil
+	for state, n := range remaining {
+		claimLeases.WithLabelValues(state).Set(float64(n))
+	}
+	return first
+}
+
+// sweep ends one claim if its review no longer needs it, and says what is left of it:
+// "held", "released" or "" (deleted).
+func (c *Claimer) sweep(ctx context.Context, l *coordinationv1.Lease, stored Stored) (string, error) {
+	now := c.clock()
+	held := l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != ""
+	switch {
+	case l.Spec.RenewTime == nil && held:
+		return c.remove(ctx, l, true, "held")
+	case l.Spec.RenewTime == nil:
+		return c.remove(ctx, l, false, "released")
+	case !held:
+		if now.Sub(l.Spec.RenewTime.Time) < KeepReleased {
+			return "released", nil
+		}
+		return c.remove(ctx, l, false, "released")
+	case !c.expired(l):
+		return "held", nil // a review holds it
+	}
+	holder := *l.Spec.HolderIdentity
+	isStored := false
+	if stored != nil {
+		var err error
+		if isStored, err = stored(ctx, l.Annotations[AnnotationKey], holder); err != nil {
+			return "held", fmt.Errorf("asking whether %s, which claim %s was taken for, is stored: %w", holder, l.Name, err)
+		}
+	}
+	recent := false
+	for _, a := range admittedOn(l) {
+		recent = recent || now.Sub(a.At) < KeepReleased
+	}
+	if !isStored && !recent {
+		return c.remove(ctx, l, true, "held")
+	}
+	released := l.DeepCopy()
+	renewed := metav1.NewMicroTime(now)
+	released.Spec.HolderIdentity = nil
+	released.Spec.RenewTime = &renewed
+	if isStored {
+		released.Annotations = recordAdmission(released.Annotations, admittedOn(l), holder, now)
+	}
+	switch _, err := c.Leases.Update(ctx, released, metav1.UpdateOptions{}); {
+	case err == nil:
+		claimsAbandoned.Inc()
+		return "released", nil
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case apierrors.IsConflict(err):
+		return "held", nil // taken or given back meanwhile: the next sweep reads it again
+	default:
+		return "held", fmt.Errorf("releasing claim %s, left by a replica that died: %w", l.Name, err)
+	}
+}
+
+// remove deletes a claim as it was read; abandoned says it was still held. It says what is
+// left: nothing, or the claim in state when it was changed meanwhile or the delete failed.
+func (c *Claimer) remove(ctx context.Context, l *coordinationv1.Lease, abandoned bool, state string) (string, error) {
+	uid, version := l.UID, l.ResourceVersion
+	err := c.Leases.Delete(ctx, l.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}})
+	switch {
+	case err == nil:
+		if abandoned {
+			claimsAbandoned.Inc()
+		}
+		return "", nil
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case apierrors.IsConflict(err):
+		return state, nil // changed meanwhile: the next sweep reads it again
+	default:
+		return state, fmt.Errorf("deleting claim %s: %w", l.Name, err)
+	}
+}
+
+// recordAdmission returns annotations with AnnotationAdmitted recording policy admitted at
+// at, after the admissions of earlier that are still recent (policy's own dropped).
+func recordAdmission(annotations map[string]string, earlier []admission, policy string, at time.Time) map[string]string {
+	var kept []admission
+	for _, a := range earlier {
+		if a.Policy != policy && at.Sub(a.At) < KeepReleased {
+			kept = append(kept, a)
+		}
+	}
+	kept = append(kept, admission{Policy: policy, At: at.UTC().Truncate(time.Second)})
+	if len(kept) > maxAdmitted {
+		kept = kept[len(kept)-maxAdmitted:]
+	}
+	data, _ := json.Marshal(kept)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationAdmitted] = string(data)
+	return annotations
 }
 
 // IsBusy reports a BusyError.

@@ -2,6 +2,7 @@ package clusterstate
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,8 +24,18 @@ const DefaultConfirmWindow = time.Second
 type Lookup func(ctx context.Context, gk schema.GroupKind, namespace, name string) (obj map[string]any, found bool, err error)
 
 // maxConfirmsPerRound bounds the reads of one ConfirmReservations: a flood of unconfirmed
-// reservations is worked off over several rounds, never as a burst of reads.
-const maxConfirmsPerRound = 32
+// reservations is worked off over several rounds, never as a burst of reads. The reads are
+// one after another, a millisecond or a few each; at a round every quarter window, 128 a
+// round keep up with 512 forged reviews a second (ten callers at --caller-claim-rate's
+// default), so their claims are given back within GivenBackWithin.
+const maxConfirmsPerRound = 128
+
+// GivenBackWithin is how long after its review a reservation the API server never stored,
+// and its claims, may last while the API server answers: the confirm window, a quarter of it
+// (the pace of the rounds), and a second for the read and the claims' release. It holds while
+// at most maxConfirmsPerRound reservations fall due in a round; past that, each further
+// round's worth waits a round more.
+func GivenBackWithin(window time.Duration) time.Duration { return window + window/4 + time.Second }
 
 // confirmTimeout bounds one read.
 const confirmTimeout = time.Second
@@ -94,5 +105,28 @@ func LookupFrom(r client.Reader, mapper meta.RESTMapper) Lookup {
 			return nil, false, err
 		}
 		return u.Object, true, nil
+	}
+}
+
+// ClaimedPolicyStored asks, through lookup, whether the policy a claim was taken for is
+// stored (for claims.Claimer.Sweep): key is the claim's conflict key, whose first word is the
+// policy's kind as ClaimKeys writes it (group/Kind), and holder the policy, namespace/name.
+// A kind the API server no longer serves, or a key not of ClaimKeys' making, has no stored
+// policy.
+func ClaimedPolicyStored(lookup Lookup) func(ctx context.Context, key, holder string) (bool, error) {
+	return func(ctx context.Context, key, holder string) (bool, error) {
+		kind, _, _ := strings.Cut(key, " ")
+		group, name, ok := strings.Cut(kind, "/")
+		if !ok || name == "" {
+			return false, nil
+		}
+		namespace, policyName, _ := strings.Cut(holder, "/")
+		ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+		defer cancel()
+		_, found, err := lookup(ctx, schema.GroupKind{Group: group, Kind: name}, namespace, policyName)
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return found, err
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
@@ -82,4 +83,91 @@ func TestConfirmKeepsWhatTheAPIServerStored(t *testing.T) {
 	assert.Equal(t, 0, store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookupOf(t, nil, &asked)))
 	assert.Empty(t, asked, "confirmed: never asked again")
 	assert.False(t, judge(t, store, btls("three"), false).Allowed(), "it stays")
+}
+
+// TestClaimedPolicyStored asks the API server for the policy a claim names, its kind read
+// from the claim's key as ClaimKeys writes it; a kind no longer served, or a key of no kind,
+// has nothing stored, and a failed read is the sweep's to retry.
+func TestClaimedPolicyStored(t *testing.T) {
+	type answer struct {
+		stored bool
+		err    string
+	}
+	stored := map[string]bool{"gateway.networking.k8s.io/BackendTLSPolicy app/kept": true}
+	lookup := func(_ context.Context, gk schema.GroupKind, namespace, name string) (map[string]any, bool, error) {
+		switch name {
+		case "gone-kind":
+			return nil, false, &meta.NoKindMatchError{GroupKind: gk}
+		case "unreadable":
+			return nil, false, errors.New("etcdserver: request timed out")
+		}
+		return nil, stored[gk.Group+"/"+gk.Kind+" "+namespace+"/"+name], nil
+	}
+	ask := ClaimedPolicyStored(lookup)
+	for name, tc := range map[string]struct {
+		key, holder string
+		want        answer
+	}{
+		"stored":                  {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/kept", answer{stored: true}},
+		"not stored":              {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/forged", answer{}},
+		"a kind no longer served": {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/gone-kind", answer{}},
+		"a key of no kind":        {"nonsense", "app/kept", answer{}},
+		"unreadable": {"gateway.networking.k8s.io/BackendTLSPolicy /Service/app/svc", "app/unreadable",
+			answer{err: "etcdserver: request timed out"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := ask(context.Background(), tc.key, tc.holder)
+			a := answer{stored: got}
+			if err != nil {
+				a.err = err.Error()
+			}
+			assert.Equal(t, tc.want, a)
+		})
+	}
+}
+
+// A review that names a stored policy but not as it is stored (forged straight to a pod, with
+// other targets) does not admit its claims, whether the watch reports the stored policy or
+// the API server is asked: they are given back as never admitted, and leave no Lease behind.
+// The same spec, decoded from a watch event (integers as int64) rather than a review, does.
+func TestClaimsAreAdmittedOnlyForThePolicyAsJudged(t *testing.T) {
+	const otherTarget = `{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+		"metadata": {"name": "one", "namespace": "app"},
+		"spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "forged-b9"}],
+		         "validation": {"hostname": "b1.app", "wellKnownCACertificates": "System"}}}`
+	row, _ := kinds.BuiltinKindTable().Lookup(schema.GroupKind{Group: kinds.GatewayGroup, Kind: "BackendTLSPolicy"})
+	for name, tc := range map[string]struct {
+		judged   string
+		confirm  func(t *testing.T, store *Store)
+		admitted bool
+	}{
+		"the watch reports the policy as judged": {
+			judged:   btls("one"),
+			confirm:  func(t *testing.T, store *Store) { store.Upsert(btlsKind, withUID(t, btls("one"), "uid-one")) },
+			admitted: true,
+		},
+		"the watch reports it with other targets": {
+			judged:  otherTarget,
+			confirm: func(t *testing.T, store *Store) { store.Upsert(btlsKind, withUID(t, btls("one"), "uid-one")) },
+		},
+		"the API server stores it with other targets": {
+			judged: otherTarget,
+			confirm: func(t *testing.T, store *Store) {
+				var asked []string
+				store.now = func() time.Time { return time.Unix(0, 0).Add(2 * DefaultConfirmWindow) }
+				store.ConfirmReservations(context.Background(), DefaultConfirmWindow, lookupOf(t, map[string]string{"app/one": btls("one")}, &asked))
+				assert.Equal(t, []string{"app/one"}, asked)
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := readyStore(kinds.BuiltinKindTable(), withTopology(t))
+			store.now = func() time.Time { return time.Unix(0, 0) }
+			require.True(t, judge(t, store, tc.judged, false).Allowed())
+			released := make(chan bool, 1)
+			store.Hold(policy.NewPolicy(row, decodeJSON(t, tc.judged)), func(admitted bool) { released <- admitted })
+			tc.confirm(t, store)
+			assert.Equal(t, tc.admitted, <-released)
+		})
+	}
 }

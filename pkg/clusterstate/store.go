@@ -1,7 +1,9 @@
 package clusterstate
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -36,7 +38,7 @@ type Store struct {
 	reserved map[policyID]time.Time
 	// releases give back the claims (package claims) a reserved policy was judged under,
 	// once the watch confirms it or its reservation ends otherwise.
-	releases map[policyID]func(admitted bool)
+	releases map[policyID]heldClaims
 	// deleting marks policies whose DELETE this webhook admitted: they had been stored, so
 	// a live read that no longer finds them proves them gone even if still reserved.
 	deleting map[policyID]time.Time
@@ -77,7 +79,7 @@ const ReservationTTL = 30 * time.Second
 
 // NewStore returns a store over a kind table and an initial snapshot.
 func NewStore(table *kinds.KindTable, snap *index.Snapshot) *Store {
-	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, releases: map[policyID]func(admitted bool){}, deleting: map[policyID]time.Time{},
+	return &Store{table: table, snap: snap, reserved: map[policyID]time.Time{}, releases: map[policyID]heldClaims{}, deleting: map[policyID]time.Time{},
 		forgotten: map[policyID]forgottenPolicy{}, now: time.Now}
 }
 
@@ -200,7 +202,7 @@ func (s *Store) upsert(gk schema.GroupKind, obj map[string]any) {
 		s.snap.PutPolicy(p)
 		s.observed.Add(p, obj)
 		delete(s.reserved, idOf(p))
-		s.releaseHeld(idOf(p), true)
+		s.releaseHeld(idOf(p), s.isHeldFor(idOf(p), p))
 		return
 	}
 	_, _ = s.snap.AddResource(gk, obj) // a malformed ReferenceGrant cannot be indexed; skip it
@@ -254,15 +256,45 @@ func (s *Store) Hold(p *policy.Policy, release func(admitted bool)) {
 		return
 	}
 	s.releaseHeld(id, false) // an earlier review of the same policy
-	s.releases[id] = release
+	s.releases[id] = heldClaims{release: release, spec: specOf(p)}
+}
+
+// heldClaims are the claims a reserved policy was judged under, and the spec judged.
+type heldClaims struct {
+	release func(admitted bool)
+	spec    []byte
+}
+
+// specOf is p's spec as canonical JSON (sorted keys; a number as written, whether decoded as
+// an integer or a float), so that a review's spec and its watch event's compare equal.
+func specOf(p *policy.Policy) []byte {
+	b, err := json.Marshal(p.Spec())
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// isHeldFor says whether stored, the policy the API server stores under id, is the one its
+// held claims were judged for: the same spec. A watch event or a read of a policy that was
+// stored, but not as reviewed (a review forged straight to a pod, naming a stored policy with
+// other targets), does not admit the claims: they are given back as never admitted, and
+// claims for targets no stored policy has leave no Lease behind.
+func (s *Store) isHeldFor(id policyID, stored *policy.Policy) bool {
+	held, ok := s.releases[id]
+	if !ok {
+		return false
+	}
+	spec := specOf(stored)
+	return held.spec != nil && spec != nil && bytes.Equal(held.spec, spec)
 }
 
 // releaseHeld gives back the claims held for id, off the lock (a release is an API call),
-// saying whether the watch confirmed the policy stored.
+// saying whether the policy was stored as judged.
 func (s *Store) releaseHeld(id policyID, admitted bool) {
-	if release, ok := s.releases[id]; ok {
+	if held, ok := s.releases[id]; ok {
 		delete(s.releases, id)
-		go release(admitted)
+		go held.release(admitted)
 	}
 }
 

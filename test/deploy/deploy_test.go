@@ -193,7 +193,7 @@ func TestBase(t *testing.T) {
 	decode(t, objs, "Role/policyattachment-webhook-claims", &claimsRole)
 	assert.Equal(t, namespace, claimsRole.Namespace)
 	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-		Verbs: []string{"get", "create", "update", "delete"}}}, claimsRole.Rules, "the webhook writes nothing but its claims, in its own namespace")
+		Verbs: []string{"get", "list", "create", "update", "delete"}}}, claimsRole.Rules, "the webhook writes nothing but its claims, in its own namespace, and lists them to sweep them")
 	var claimsBinding rbacv1.RoleBinding
 	decode(t, objs, "RoleBinding/policyattachment-webhook-claims", &claimsBinding)
 	assert.Equal(t, "policyattachment-webhook", claimsBinding.Subjects[0].Name)

@@ -77,7 +77,7 @@ func TestMonitoringComponent(t *testing.T) {
 			assert.NotEmpty(t, r.Labels["severity"], r.Alert)
 		}
 	}
-	assert.Equal(t, 5, alerts)
+	assert.Equal(t, 6, alerts)
 
 	var monitor unstructured.Unstructured
 	decode(t, objs, "ServiceMonitor/policyattachment-webhook", &monitor.Object)

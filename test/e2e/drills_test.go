@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/policyattachment/webhook/pkg/admission"
 )
 
 // drillPolicy is a BackendTLSPolicy on Service svc's https port; two on one Service conflict.
@@ -39,9 +42,13 @@ func drillService(name string) *unstructured.Unstructured {
 // Killed (SIGKILL, no graceful shutdown) in the middle of a steady apply loop and started
 // again: while it is gone writes fail (failurePolicy Fail); while it starts it refuses
 // (it has not listed every kind yet); once ready it judges against everything stored before.
-// At no point is a policy conflicting with a stored one admitted.
+// At no point is a policy conflicting with a stored one admitted. The claims the killed
+// replicas held are not left behind: admission.AbandonedClaimsGoneWithin (21 s) after the
+// restart, no claim Lease is held, and none is there that was not before the loop.
 func TestKilledDuringApplyLoop(t *testing.T) {
 	cl, _ := newClient(t)
+	cs, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
 	ctx := context.Background()
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "e2e-drill"}}}
 	apply(t, cl, ns)
@@ -103,13 +110,29 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 		}
 	}()
 
+	before := claimLeasesNow(t, cs)
 	time.Sleep(time.Second)
 	webhook(t, "kill")
 	time.Sleep(2 * time.Second)
 	webhook(t, "start")
+	restarted := time.Now()
 	time.Sleep(2 * time.Second)
 	close(stop)
 	<-done
+	rightAfter := claimLeasesNow(t, cs)
+	bound := admission.AbandonedClaimsGoneWithin(0, 0)
+	time.Sleep(time.Until(restarted.Add(bound)))
+	after := claimLeasesNow(t, cs)
+	var held []string
+	for name, holder := range after {
+		if holder != "" {
+			held = append(held, name+" held for "+holder)
+		}
+	}
+	t.Logf("claim Leases: %d before the kill, %d right after the loop (%d held), %d once %s passed since the restart (%d held)",
+		len(before), len(rightAfter), len(rightAfter)-countReleased(rightAfter), len(after), bound, len(held))
+	assert.Empty(t, held, "no claim of the killed replicas is held %s after the restart", bound)
+	assert.Empty(t, leasesAdded(before, after), "no Lease the loop took is left but those at its Services")
 
 	t.Logf("outcomes of policies conflicting with a stored one: %v", outcomes)
 	assert.Empty(t, admitted, "a conflicting policy was admitted")
@@ -123,6 +146,17 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 	for kind := range outcomes {
 		assert.Contains(t, []string{"denied: Conflicted", "refused: starting", "refused: killed pod's credentials", "refused: killed pod's claim", "failed: webhook unreachable"}, kind)
 	}
+}
+
+// countReleased counts the Leases without a holder.
+func countReleased(leases map[string]string) int {
+	n := 0
+	for _, holder := range leases {
+		if holder == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // A review that cannot finish in time is refused by the webhook's own deadline, in its own

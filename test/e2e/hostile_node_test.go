@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/policyattachment/webhook/pkg/claims"
+	"github.com/policyattachment/webhook/pkg/clusterstate"
 )
 
 // The drills of a hostile caller inside the cluster against the shipped Deployment: a pod
@@ -180,6 +184,85 @@ func TestForgedReviewsStraightToAPod(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// claimLeasesNow are the claim Leases in the webhook's namespace, by name, each with its
+// holder ("" released).
+func claimLeasesNow(t *testing.T, cs kubernetes.Interface) map[string]string {
+	t.Helper()
+	leases, err := cs.CoordinationV1().Leases(ns).List(context.Background(), metav1.ListOptions{LabelSelector: claims.LabelClaim + "=true"})
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, l := range leases.Items {
+		out[l.Name] = ""
+		if l.Spec.HolderIdentity != nil {
+			out[l.Name] = *l.Spec.HolderIdentity
+		}
+	}
+	return out
+}
+
+// leasesAdded are the Leases of now not in before, with their holders.
+func leasesAdded(before, now map[string]string) []string {
+	var out []string
+	for name, holder := range now {
+		if _, ok := before[name]; !ok {
+			out = append(out, name+" held for "+strconv.Quote(holder))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestForgedFloodLeavesNoLease: without client authentication, 50 forged reviews at once
+// straight to one pod, each for a policy at a Service that does not exist, are answered;
+// 50 more whose caller hangs up within milliseconds may be cut mid-claim. Through the shipped
+// Deployment and RBAC, clusterstate.GivenBackWithin the confirm window (2.25 s) after the
+// flood, no Lease it took is left.
+func TestForgedFloodLeavesNoLease(t *testing.T) {
+	cl, cs := deployed(t)
+	if clientAuthOn(t, cs) {
+		t.Skip("the pod authenticates its callers: a forged review takes nothing")
+	}
+	drillNamespace(t, cl)
+	addr, pod := forwardToWebhook(t, cs)
+	before := claimLeasesNow(t, cs)
+	run := fmt.Sprintf("%d", time.Now().UnixNano()%100000)
+	flood := func(wave string, timeout time.Duration) (answered int) {
+		var n atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Go(func() {
+				hc := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}}
+				resp, err := hc.Post("https://"+addr+"/validate", "application/json",
+					bytes.NewReader(forgedDrillReview(fmt.Sprintf("%s-%s-%d", wave, run, i), fmt.Sprintf("missing-%s-%s-%d", wave, run, i))))
+				if err != nil {
+					return
+				}
+				defer resp.Body.Close()
+				var review struct {
+					Response struct{ Allowed bool } `json:"response"`
+				}
+				if json.NewDecoder(resp.Body).Decode(&review) == nil && review.Response.Allowed {
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		return int(n.Load())
+	}
+	answered := flood("flood", 30*time.Second)
+	rightAfter := claimLeasesNow(t, cs)
+	cut := 50 - flood("cut", 20*time.Millisecond)
+	end := time.Now()
+	assert.Equal(t, 50, answered, "every forged review answered and admitted by %s", pod)
+
+	bound := clusterstate.GivenBackWithin(clusterstate.DefaultConfirmWindow)
+	time.Sleep(time.Until(end.Add(bound)))
+	after := claimLeasesNow(t, cs)
+	t.Logf("claim Leases: %d before; %d right after 50 forged reviews answered by %s (then 50 more, %d cut by their caller); %d once %s passed",
+		len(before), len(rightAfter), pod, cut, len(after), bound)
+	assert.Empty(t, leasesAdded(before, after), "no Lease the flood took outlives %s", bound)
 }
 
 // TestStalledAndTricklingBodiesAreClosed: 500 connections that send a review's headers and
