@@ -28,9 +28,9 @@ plugin: ## Build bin/kubectl-policy_attachment: the same binary as the kubectl p
 .PHONY: run
 run: ## Start a local control plane + the webhook, apply examples/, keep serving (Ctrl-C stops); CLUSTER=current uses $KUBECONFIG's cluster
 ifeq ($(CLUSTER),current)
-	$(GO) run ./hack/localcluster -current -f $(EXAMPLES)
+	$(GO) run ./hack/control-plane/localcluster -current -f $(EXAMPLES)
 else
-	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/localcluster -f $(EXAMPLES)
+	@assets=$$(bash hack/control-plane/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/control-plane/localcluster -f $(EXAMPLES)
 endif
 
 .PHONY: check-examples
@@ -49,11 +49,11 @@ html-check: ## Render explain -o html of examples/ in headless Chromium (Debian'
 
 .PHONY: control-plane
 control-plane: ## Build kube-apiserver + etcd from source once per machine (cached outside the checkout)
-	@bash hack/control-plane.sh >/dev/null
+	@bash hack/control-plane/control-plane.sh >/dev/null
 
 .PHONY: test
 test: ## Run every test: unit, CLI, and integration against a real kube-apiserver + etcd
-	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 $(PKGS)
+	@assets=$$(bash hack/control-plane/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) test -count=1 $(PKGS)
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane
@@ -69,12 +69,12 @@ bench: ## Run the benchmarks (ns/op, B/op, allocs/op): engine, impact, reviews t
 
 .PHONY: load
 load: build ## Load harness: webhook serve on the issue's snapshot, driven over TLS from a second process (about 30 s)
-	$(GO) run ./hack/load -webhook $(BIN)
+	$(GO) run ./hack/bench/load -webhook $(BIN)
 
 .PHONY: compare
 compare: ## Create latency through the API server: no webhook vs a ValidatingAdmissionPolicy vs this webhook
-	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare && \
-	KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/compare -no-live-reads | tail -3
+	@assets=$$(bash hack/control-plane/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/bench/compare && \
+	KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/bench/compare -no-live-reads | tail -3
 
 FUZZTIME ?= 30s
 
@@ -115,41 +115,41 @@ kinds-table: build ## Print the table of built-in kinds (docs/kinds.md), from th
 
 .PHONY: kinds-drift
 kinds-drift: ## Print where each built-in row contradicts its implementation's CRD, at Gateway API v1.7.0 and v1.6.3, and fail on a policy-labelled CRD without a row (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions; a comma-separated list checks each)
-	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
+	$(GO) run ./hack/facts/kinds-drift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
 
 .PHONY: conformance-corpus
-conformance-corpus: ## Regenerate testdata/conformance/expectations.yaml: the route attachment facts of Gateway API's conformance tests at go.mod's version (internal/conformance checks the webhook's attachment against them)
-	$(GO) run ./hack/conformance
+conformance-corpus: ## Regenerate testdata/conformance/expectations.yaml: the route attachment facts of Gateway API's conformance tests at go.mod's version (test/conformance checks the webhook's attachment against them)
+	$(GO) run ./hack/facts/conformance-corpus
 
 SEED ?= 1
 N    ?= 1000
 
 .PHONY: oracle
 oracle: ## Judge N (1000) generated scenarios (SEED=) by the webhook and by Envoy Gateway's own translator, print where they disagree, examples in bin/oracle (egctl is built once from its module, cached outside the checkout: about 30 minutes cold)
-	@egctl=$$(bash hack/egctl.sh) && $(GO) run ./hack/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed $(SEED) -n $(N) -examples bin/oracle
+	@egctl=$$(bash hack/oracles/egctl.sh) && $(GO) run ./hack/oracles/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed $(SEED) -n $(N) -examples bin/oracle
 
 .PHONY: oracle-ci
 oracle-ci: ## The oracle as CI runs it: seed 1, 100 scenarios (about a minute warm); fails on any verdict that differs (not by design) or on status agreement below 99 %
-	@egctl=$$(bash hack/egctl.sh) && $(GO) run ./hack/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed 1 -n 100 \
+	@egctl=$$(bash hack/oracles/egctl.sh) && $(GO) run ./hack/oracles/oracle -egctl $$egctl -version $$(basename $$(dirname $$egctl) -meta) -seed 1 -n 100 \
 		-max-false-denials 0 -min-verdict-agreement 1 -min-status-agreement 0.99
 
 KAN_N ?= 30
 
 .PHONY: oracle-kan
 oracle-kan: ## kube-agentic-networking's own controller against our XAccessPolicy verdicts on KAN_N (30) generated scenarios, on a local control plane (the controller is built once from its module, cached outside the checkout)
-	@assets=$$(bash hack/control-plane.sh) && ctl=$$(bash hack/kan.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/oracle-kan -controller $$ctl -n $(KAN_N)
+	@assets=$$(bash hack/control-plane/control-plane.sh) && ctl=$$(bash hack/oracles/kan.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/oracles/oracle-kan -controller $$ctl -n $(KAN_N)
 
 .PHONY: e2e
 e2e: build ## The e2e suite on a local control plane, the webhook binary as a process, configs from deploy/base
-	@assets=$$(bash hack/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/e2e -webhook $(BIN)
+	@assets=$$(bash hack/control-plane/control-plane.sh) && KUBEBUILDER_ASSETS=$$assets $(GO) run ./hack/control-plane/e2e -webhook $(BIN)
 
 .PHONY: e2e-node
 e2e-node: ## The e2e suite against the webhook deployed as users deploy it, on a real one-node cluster on this machine (root; about 30 s warm)
-	bash hack/e2e-node.sh
+	bash hack/realnode/e2e.sh
 
 .PHONY: e2e-kind
 e2e-kind: ## The e2e suite on a kind cluster with cert-manager and the webhook installed; Docker, kind and the node image built here, no registry (root; OVERLAY=plain-certs, KEEP_CLUSTER=1; docs/kind.md)
-	bash hack/e2e-kind.sh
+	bash hack/kind/e2e.sh
 
 .PHONY: certs
 certs: ## Make a CA and serving certificate for the plain-certs overlay (deploy/overlays/plain-certs/out)
@@ -164,7 +164,7 @@ image: ## Build the container image (needs a Docker engine; none runs on our CI 
 .PHONY: image-tar
 image-tar: ## Write the same image as bin/webhook-image.tar with no Docker engine (ctr images import, docker load, kind load image-archive)
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/webhook-linux-amd64 ./cmd/webhook
-	$(GO) run ./hack/imagetar -binary bin/webhook-linux-amd64 -image $(IMAGE) -version $(VERSION) -o bin/webhook-image.tar
+	$(GO) run ./hack/release/imagetar -binary bin/webhook-linux-amd64 -image $(IMAGE) -version $(VERSION) -o bin/webhook-image.tar
 	@echo "wrote bin/webhook-image.tar ($(IMAGE), version $(VERSION))"
 
 .PHONY: release

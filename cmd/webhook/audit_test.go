@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // The examples are one admission sequence; read as stored state, the audit must find

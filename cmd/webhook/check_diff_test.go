@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // diffDir holds the GitOps example of docs/gitops-diff.md: what the cluster stores

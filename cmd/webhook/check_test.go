@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // runCLI runs the binary's entry point in-process.

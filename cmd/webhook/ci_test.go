@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // TestCheckForCI: -o sarif and -o junit over examples/, as golden files; both parse, and

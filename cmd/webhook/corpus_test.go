@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testcrds"
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/testcrds"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // corpusDir holds scenarios re-expressed from the implementations' own test suites, one
@@ -22,7 +22,7 @@ import (
 const corpusDir = "../../testdata/corpus"
 
 // TestCorpus runs every scenario through the two doors users have, given the CRDs of its
-// kinds with their real validation (internal/testcrds) as a cluster has them: `webhook
+// kinds with their real validation (test/harness/testcrds) as a cluster has them: `webhook
 // check` admits the policies one by one (each verdict must be the scenario's `# expect:`
 // line; one the CRD refuses is denied Invalid, as the API server refuses it), and
 // `webhook explain` reads them all as stored, as the implementation does (each policy's

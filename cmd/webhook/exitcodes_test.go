@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // TestExitCodesReference keeps docs/exit-codes.md equal to the exit codes each command's

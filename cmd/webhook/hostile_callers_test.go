@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // Two integers that one float64 cannot tell apart are two values all the way through

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 const routePolicy = `apiVersion: policies.controller.io/v1

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testcrds"
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/testcrds"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // notCheckedDir holds two ColorPolicies and a BackendTLSPolicy, all allowed, and check's

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // TestCLIReference keeps docs/cli.md equal to what `webhook COMMAND --help` prints (run

@@ -9,14 +9,14 @@
 # Everything is cached outside the checkout; prints the folder holding images/*.tar and
 # cert-manager.yaml.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
-cd "$(dirname "$0")/.."
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
+cd "$(dirname "$0")/../.."
 REPO="$(pwd)"
 CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
 VERSION="$(cd hack/cert-manager && go list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)"
 OUT="$CACHE/cert-manager/$VERSION"
-HELM="$(bash hack/helm.sh)"
+HELM="$(bash hack/release/helm.sh)"
 t0=$(date +%s)
 say() { echo "cert-manager: +$(( $(date +%s) - t0 ))s $*" >&2; }
 
@@ -33,7 +33,7 @@ fi
 for c in controller cainjector webhook; do
   tar="$OUT/images/$c.tar"
   if [ ! -f "$tar" ] || [ "$OUT/$c" -nt "$tar" ]; then
-    (cd "$REPO" && go run ./hack/imagetar -binary "$OUT/$c" -at "/$c" -user 1000 \
+    (cd "$REPO" && go run ./hack/release/imagetar -binary "$OUT/$c" -at "/$c" -user 1000 \
       -image "policyattachment-e2e/cert-manager-$c:$VERSION" -version "$VERSION" -o "$tar")
   fi
 done

@@ -8,10 +8,10 @@
 # The first build takes 5 to 15 minutes on 2 cores (13 on the last fresh machine); later calls return at once.
 set -euo pipefail
 
-HACK="$(cd "$(dirname "$0")" && pwd)"
-# shellcheck source=lib/versions.sh
+HACK="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=../lib/versions.sh
 . "$HACK/lib/versions.sh"
-# shellcheck source=lib/k8s-module.sh
+# shellcheck source=../lib/k8s-module.sh
 . "$HACK/lib/k8s-module.sh"
 DEST="$CACHE/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 log() { echo "control-plane: $*" >&2; }

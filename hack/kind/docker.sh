@@ -3,12 +3,12 @@
 # on the machine: installs Debian's Docker engine package if dockerd is missing, starts dockerd if its socket does not
 # answer, and prints the DOCKER_HOST to use. dockerd has its own data root, exec root, pidfile
 # and socket, and starts its own managed containerd under its exec root, so it never touches
-# the containerd of the real node (hack/realnode.sh: /run/policyattachment-node) or a system
+# the containerd of the real node (hack/realnode/realnode.sh: /run/policyattachment-node) or a system
 # Docker. It does not add iptables rules or turn on ip_forward (kind's one node needs neither:
 # the host reaches the API server through docker-proxy on 127.0.0.1).
 #
-#   eval "export DOCKER_HOST=$(hack/docker.sh)"   # install and start once, then print
-#   hack/docker.sh stop                            # stop dockerd (and its containerd)
+#   eval "export DOCKER_HOST=$(hack/kind/docker.sh)"   # install and start once, then print
+#   hack/kind/docker.sh stop                            # stop dockerd (and its containerd)
 #
 # These machines withhold CAP_SYS_RESOURCE from every process's bounding set, and Docker 20.10
 # asks runc for every capability it knows for a --privileged container (kind's nodes are
@@ -19,8 +19,8 @@
 #
 # Needs root. Measured on 2 cores (issue 31): install about 6 s, start about 2 s.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
 
 ROOT="${DOCKER_ROOT:-/var/lib/policyattachment-docker}"
 RUN=/run/policyattachment-docker
@@ -45,7 +45,7 @@ stop() {
 case "${1:-up}" in
 stop) stop; exit 0 ;;
 up) ;;
-*) echo "usage: hack/docker.sh [up | stop]" >&2; exit 2 ;;
+*) echo "usage: hack/kind/docker.sh [up | stop]" >&2; exit 2 ;;
 esac
 
 if ! command -v dockerd >/dev/null; then

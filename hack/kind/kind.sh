@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds kind from its Go module (sigs.k8s.io/kind), once per machine and version, outside the
-# checkout (like hack/egctl.sh), and prints the binary's path. `make e2e-kind` creates its
+# checkout (like hack/oracles/egctl.sh), and prints the binary's path. `make e2e-kind` creates its
 # cluster with it, so no kind release has to be downloaded.
 #
 # KIND_VERSION picks the module version. Cold, the build takes about a minute on 2 cores
 # (measured: see issue 31); later runs print the cached path at once.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
 
 GO=${GO:-go}
 KIND_VERSION=${KIND_VERSION:-v0.33.0}

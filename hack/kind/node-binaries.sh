@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes programs a kind node image needs beyond hack/node-binaries.sh's, from
+# Builds the Kubernetes programs a kind node image needs beyond hack/realnode/node-binaries.sh's, from
 # k8s.io/kubernetes and go.etcd.io/etcd through the Go module proxy, static (CGO_ENABLED=0,
 # as Kubernetes' release images are: the control-plane images built from them hold no C
 # library), and prints the folder that holds them:
@@ -8,10 +8,10 @@
 # kubectl (for the node itself) and etcd. See docs/kind-node-image.md (issue 31).
 set -euo pipefail
 
-HACK="$(cd "$(dirname "$0")" && pwd)"
-# shellcheck source=lib/versions.sh
+HACK="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=../lib/versions.sh
 . "$HACK/lib/versions.sh"
-# shellcheck source=lib/k8s-module.sh
+# shellcheck source=../lib/k8s-module.sh
 . "$HACK/lib/k8s-module.sh"
 TOP="$CACHE/kind-node/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 DEST="$TOP/bin"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds a kind node image with no registry, from Debian's packages and Kubernetes built from
 # source, caches it outside the checkout, loads it into Docker (DOCKER_HOST, as
-# hack/docker.sh prints it) and prints its name. docs/kind-node-image.md says what kind
+# hack/kind/docker.sh prints it) and prints its name. docs/kind-node-image.md says what kind
 # expects of a node image and where this one differs from kind's published one.
 #
-#   kind create cluster --image "$(hack/kind-node-image.sh)" --config hack/kind/cluster.yaml
+#   kind create cluster --image "$(hack/kind/node-image.sh)" --config hack/kind/cluster.yaml
 #
 # The image is a docker-archive tarball in
 #   ${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}/kind-node/node-v<k8s>-kind-<v>-<recipe>/node.tar
@@ -18,33 +18,33 @@
 #    the CNI plugins;
 #  - kind's base files from its module (entrypoint, systemd units, containerd config), set
 #    up as kind's base Dockerfile does, with containerd's sandbox image set to ours;
-#  - the kubelet (hack/node-binaries.sh), kubeadm and kubectl (hack/kind-node-binaries.sh);
+#  - the kubelet (hack/realnode/node-binaries.sh), kubeadm and kubectl (hack/kind/node-binaries.sh);
 #  - preloaded in its containerd, as kind preloads them: kube-apiserver,
 #    kube-controller-manager, kube-scheduler, etcd and pause images (static binaries, no
 #    base), kube-proxy's on a small Debian root with iptables and conntrack, and the CNI
-#    daemon's (hack/kind-cni), all named under the local repository "policyattachment"
-#    (hack/kind-node-image writes them);
-#  - /kind/manifests: hack/kind-cni/default-cni.yaml and hack/kind/default-storage.yaml.
+#    daemon's (hack/kind/cni), all named under the local repository "policyattachment"
+#    (hack/kind/node-image writes them);
+#  - /kind/manifests: hack/kind/cni/default-cni.yaml and hack/kind/default-storage.yaml.
 #
 # Needs root (debootstrap, chroot, a private mount namespace for the preload). Cold, with
 # the Kubernetes binaries cached, it takes a few minutes; see docs/kind-node-image.md.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
-cd "$(dirname "$0")/.."
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
+cd "$(dirname "$0")/../.."
 REPO="$(pwd)"
 t0=$(date +%s)
 log() { printf 'kind-node-image: +%ss %s\n' "$(( $(date +%s) - t0 ))" "$*" >&2; }
 
-# shellcheck source=lib/versions.sh
+# shellcheck source=../lib/versions.sh
 . hack/lib/versions.sh
 KIND_VERSION="${KIND_VERSION:-v0.33.0}"
 PAUSE_TAG=3.10.1
 
 # The files that make the image, and etcd's version; Kubernetes and kind are named by theirs.
-recipe_files=(hack/kind-node-image.sh hack/kind/iptables-wrapper hack/kind/default-storage.yaml
-  hack/kind-cni/default-cni.yaml hack/kind-node-image/main.go internal/imagebuild/imagebuild.go)
-for f in hack/kind-cni/*.go hack/pause/*.go; do
+recipe_files=(hack/kind/node-image.sh hack/kind/iptables-wrapper hack/kind/default-storage.yaml
+  hack/kind/cni/default-cni.yaml hack/kind/node-image/main.go hack/release/imagebuild/imagebuild.go)
+for f in hack/kind/cni/*.go hack/realnode/pause/*.go; do
   case "$f" in *_test.go) ;; *) recipe_files+=("$f");; esac
 done
 recipe="$({ cat "${recipe_files[@]}"; echo "etcd $ETCD_VERSION"; } | sha256sum | cut -c1-12)"
@@ -88,8 +88,8 @@ if ! command -v debootstrap >/dev/null; then
 fi
 
 log "building the Kubernetes programs (cached outside the checkout)"
-BIN="$(bash hack/kind-node-binaries.sh)"
-NODE_BIN="$(bash hack/node-binaries.sh)"
+BIN="$(bash hack/kind/node-binaries.sh)"
+NODE_BIN="$(bash hack/realnode/node-binaries.sh)"
 
 WORK="$(mktemp -d /var/tmp/kind-node.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
@@ -157,9 +157,9 @@ for cmd in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6t
 done
 tar --numeric-owner -C "$WORK/proxy" -cf "$WORK/proxy.tar" .
 
-log "building the CNI daemon (hack/kind-cni) and writing the preloaded images"
-CGO_ENABLED=0 "$GO" build -trimpath -ldflags '-s -w' -o "$WORK/kind-cni" ./hack/kind-cni
-"$GO" run ./hack/kind-node-image images -bin "$BIN" -pause "$NODE_BIN/pause" -proxy-root "$WORK/proxy.tar" \
+log "building the CNI daemon (hack/kind/cni) and writing the preloaded images"
+CGO_ENABLED=0 "$GO" build -trimpath -ldflags '-s -w' -o "$WORK/kind-cni" ./hack/kind/cni
+"$GO" run ./hack/kind/node-image images -bin "$BIN" -pause "$NODE_BIN/pause" -proxy-root "$WORK/proxy.tar" \
   -cni "$WORK/kind-cni" -k8s "v$K8S_VERSION" -etcd-tag "$ETCD_VERSION" -pause-tag "$PAUSE_TAG" -o "$WORK/images" >/dev/null
 
 log "kind's base files and set-up (kind $KIND_VERSION images/base)"
@@ -197,7 +197,7 @@ mkdir -p "$R/etc/kubernetes/manifests" "$R/opt/cni" "$R/kind/manifests"
 ln -sfn /usr/lib/cni "$R/opt/cni/bin"
 install -m 0755 "$NODE_BIN/kubelet" "$BIN/kubeadm" "$BIN/kubectl" "$R/usr/bin/"
 echo "v$K8S_VERSION" >"$R/kind/version"
-install -m 0644 hack/kind-cni/default-cni.yaml "$R/kind/manifests/default-cni.yaml"
+install -m 0644 hack/kind/cni/default-cni.yaml "$R/kind/manifests/default-cni.yaml"
 install -m 0644 hack/kind/default-storage.yaml "$R/kind/manifests/default-storage.yaml"
 
 log "preloading the images into the node's containerd"
@@ -225,7 +225,7 @@ rm -f "$R/tmp/preload.toml"
 log "writing the node image $REF"
 tar --numeric-owner -C "$R" -cf "$WORK/root.tar" .
 mkdir -p "$DIR"
-"$GO" run ./hack/kind-node-image node -root "$WORK/root.tar" -ref "$REF" -o "$WORK/node.tar"
+"$GO" run ./hack/kind/node-image node -root "$WORK/root.tar" -ref "$REF" -o "$WORK/node.tar"
 mv "$WORK/node.tar" "$TAR"
 log "cached: $TAR ($(du -h "$TAR" | cut -f1))"
 load

@@ -1,4 +1,4 @@
-# Sourced by hack/e2e-node.sh and hack/e2e-kind.sh: the steps both take once a cluster
+# Sourced by hack/realnode/e2e.sh and hack/kind/e2e.sh: the steps both take once a cluster
 # runs and holds the image, exactly as the README's install section tells users.
 # Needs: step (a logging function), REPO (the checkout), KUBECONFIG, kubectl and go.
 
@@ -71,7 +71,7 @@ undeploy_webhook() {
 # deploy_webhook waits for.
 deploy_chart() {
   local helm
-  helm="$(cd "$REPO" && bash hack/helm.sh)"
+  helm="$(cd "$REPO" && bash hack/release/helm.sh)"
   local openreports
   openreports="$(cd "$REPO" && go list -m -f '{{.Dir}}' github.com/openreports/reports-api)"
   kubectl apply --server-side -f "$openreports/config/crd/openreports.io_reports.yaml" >/dev/null
@@ -85,7 +85,7 @@ deploy_chart() {
 # then checks that it ran to completion and that nothing of the release is left.
 undeploy_chart() {
   local helm
-  helm="$(cd "$REPO" && bash hack/helm.sh)"
+  helm="$(cd "$REPO" && bash hack/release/helm.sh)"
   "$helm" uninstall policyattachment -n policyattachment-system --wait --timeout 180s
   local completed
   completed="$(kubectl -n policyattachment-system get events -o jsonpath='{range .items[?(@.involvedObject.kind=="Job")]}{.involvedObject.name} {.reason}{"\n"}{end}')"

@@ -1,4 +1,4 @@
-# Sourced by hack/control-plane.sh, hack/node-binaries.sh and hack/kind-node-binaries.sh,
+# Sourced by hack/control-plane/control-plane.sh, hack/realnode/node-binaries.sh and hack/kind/node-binaries.sh,
 # after lib/versions.sh: prepares, in the current folder, a Go module that builds Kubernetes
 # commands from k8s.io/kubernetes at $K8S_VERSION through the module proxy. Kubernetes' own
 # go.mod replaces each staging module with ./staging/...; here each one is the published

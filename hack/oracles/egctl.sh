@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Envoy Gateway's egctl from its Go module, once per machine and version, outside the
-# checkout (like hack/control-plane.sh), and prints the binary's path. `make oracle` runs its
+# checkout (like hack/control-plane/control-plane.sh), and prints the binary's path. `make oracle` runs its
 # offline translator (`egctl x translate`) as the implementation's own judge of our verdicts.
 #
 # egctl's file loader keeps only each object's name and namespace, and has no case for
@@ -11,15 +11,15 @@
 # ListenerSet documents are loaded into the translator's ListenerSets. Nothing of Envoy
 # Gateway is kept in the repository; the edit is made on the module's own file at build time.
 #
-# EG_VERSION picks the module version (default: the one internal/kindsdrift checks rows against).
+# EG_VERSION picks the module version (default: the one test/kindsdrift checks rows against).
 # Cold, the build takes about 30 minutes on 2 cores; later runs print the cached path at once.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
-cd "$(dirname "$0")/.."
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
+cd "$(dirname "$0")/../.."
 
 GO=${GO:-go}
-EG_VERSION=${EG_VERSION:-$(sed -n 's/.*Module: "github.com\/envoyproxy\/gateway", Version: "\(v[^"]*\)".*/\1/p' internal/kindsdrift/source.go)}
+EG_VERSION=${EG_VERSION:-$(sed -n 's/.*Module: "github.com\/envoyproxy\/gateway", Version: "\(v[^"]*\)".*/\1/p' test/kindsdrift/source.go)}
 CACHE=${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}/egctl/$EG_VERSION-meta
 BIN=$CACHE/egctl
 if [ -x "$BIN" ]; then

@@ -5,12 +5,12 @@
 # XAccessPolicies. `go install module@version` is refused here (the module proxy will not list
 # the module's versions), so the build runs on a copy of the module's source in the cache.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
-cd "$(dirname "$0")/.."
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
+cd "$(dirname "$0")/../.."
 
 GO=${GO:-go}
-KAN_VERSION=${KAN_VERSION:-$(sed -n 's/.*Module: "sigs.k8s.io\/kube-agentic-networking", Version: "\(v[^"]*\)".*/\1/p' internal/kindsdrift/source.go)}
+KAN_VERSION=${KAN_VERSION:-$(sed -n 's/.*Module: "sigs.k8s.io\/kube-agentic-networking", Version: "\(v[^"]*\)".*/\1/p' test/kindsdrift/source.go)}
 CACHE=${POLICYATTACHMENT_CACHE:-$HOME/.cache/policyattachment}/kan/$KAN_VERSION
 BIN=$CACHE/agentic-net-controller
 if [ -x "$BIN" ]; then

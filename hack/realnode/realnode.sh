@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # A real one-node Kubernetes cluster on this machine, offline, for `make e2e-node`: etcd and
-# kube-apiserver (hack/control-plane.sh), kube-controller-manager, kube-scheduler, kubelet and
-# kube-proxy (hack/node-binaries.sh), Debian's containerd, runc and bridge CNI. Every process
+# kube-apiserver (hack/control-plane/control-plane.sh), kube-controller-manager, kube-scheduler, kubelet and
+# kube-proxy (hack/realnode/node-binaries.sh), Debian's containerd, runc and bridge CNI. Every process
 # runs in a network namespace of its own, so nothing the node does (kube-proxy's iptables
 # rules, ip_forward, the Pods' bridge) touches this machine's network:
 #
 #   host   pa-host 10.250.0.1/24  <-veth->  pa-node 10.250.0.2/24 (netns pa-node: the node IP)
 #   Pods   10.244.0.0/24 on bridge cni0 inside the netns; Services 10.96.0.0/16
 #
-#   hack/realnode.sh up              start it (CONTROL_PLANE and NODE_BIN: folders of binaries)
-#   hack/realnode.sh import FILE...  load image tarballs into the node's containerd
-#   hack/realnode.sh down [--purge]  stop everything, put the machine back as it was
+#   hack/realnode/realnode.sh up              start it (CONTROL_PLANE and NODE_BIN: folders of binaries)
+#   hack/realnode/realnode.sh import FILE...  load image tarballs into the node's containerd
+#   hack/realnode/realnode.sh down [--purge]  stop everything, put the machine back as it was
 #
 # Needs root (network namespaces, mounts, cgroups). kubectl: KUBECONFIG=$ROOT/pki/admin.kubeconfig.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
 
 ROOT="${REALNODE_ROOT:-/var/lib/policyattachment-node}"
 RUN=/run/policyattachment-node
@@ -27,7 +27,7 @@ PKI="$ROOT/pki"
 LOGS="$ROOT/logs"
 PIDS="$ROOT/pids"
 SOCK="$RUN/containerd/containerd.sock"
-REPO="$(cd "$(dirname "$0")/.." && pwd)"
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 t0=$(date +%s)
 say() { echo "realnode: +$(( $(date +%s) - t0 ))s $*" >&2; }
 ctr_() { ctr -a "$SOCK" -n k8s.io "$@"; }
@@ -113,14 +113,14 @@ JSON
   local pause="$ROOT/images/pause.tar"
   mkdir -p "$ROOT/images"
   if [ ! -f "$pause" ] || [ "$NODE_BIN/pause" -nt "$pause" ]; then
-    (cd "$REPO" && go run ./hack/imagetar -binary "$NODE_BIN/pause" -at /pause -user 65535:65535 \
+    (cd "$REPO" && go run ./hack/release/imagetar -binary "$NODE_BIN/pause" -at /pause -user 65535:65535 \
       -image policyattachment/pause:node -o "$pause")
   fi
   ctr_ images import "$pause" >/dev/null
 }
 
 control_plane_up() {
-  (cd "$REPO" && go run ./hack/nodepki -dir "$PKI" -node-ip "$NODE_IP" -node "$NODE_NAME")
+  (cd "$REPO" && go run ./hack/realnode/nodepki -dir "$PKI" -node-ip "$NODE_IP" -node "$NODE_NAME")
   in_ns etcd "$CONTROL_PLANE/etcd" --data-dir "$ROOT/etcd" --unsafe-no-fsync \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
     --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
@@ -194,8 +194,8 @@ YAML
 }
 
 up() {
-  : "${CONTROL_PLANE:?folder with etcd and kube-apiserver (hack/control-plane.sh)}"
-  : "${NODE_BIN:?folder with the node binaries (hack/node-binaries.sh)}"
+  : "${CONTROL_PLANE:?folder with etcd and kube-apiserver (hack/control-plane/control-plane.sh)}"
+  : "${NODE_BIN:?folder with the node binaries (hack/realnode/node-binaries.sh)}"
   mkdir -p "$ROOT" "$RUN" "$ETC" "$LOGS" "$PIDS"
   export KUBECONFIG="$PKI/admin.kubeconfig"
   network_up
@@ -256,5 +256,5 @@ case "${1:-}" in
 up) up ;;
 import) shift; import "$@" ;;
 down) shift; down "$@" ;;
-*) echo "usage: hack/realnode.sh up | import FILE... | down [--purge]" >&2; exit 2 ;;
+*) echo "usage: hack/realnode/realnode.sh up | import FILE... | down [--purge]" >&2; exit 2 ;;
 esac

@@ -3,9 +3,9 @@
 # renders the chart with), built from its module once per machine and cached outside the
 # checkout: this machine reaches no release download.
 set -euo pipefail
-# shellcheck source=lib/toolchain.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/toolchain.sh"
-cd "$(dirname "$0")/.."
+# shellcheck source=../lib/toolchain.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/toolchain.sh"
+cd "$(dirname "$0")/../.."
 CACHE="${POLICYATTACHMENT_CACHE:-${HOME:-/tmp}/.cache/policyattachment}"
 VERSION="$(go list -m -f '{{.Version}}' helm.sh/helm/v3)"
 HELM="$CACHE/bin/helm-$VERSION"

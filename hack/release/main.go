@@ -6,7 +6,7 @@
 //
 // Run from the repository's root. The image's repository defaults to the chart's
 // image.repository (deploy/chart/values.yaml), so the chart's default image is the one in
-// the archive. helm is hack/helm.sh's (built from its module once per machine).
+// the archive. helm is hack/release/helm.sh's (built from its module once per machine).
 package main
 
 import (
@@ -20,7 +20,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/release"
+	"github.com/policyattachment/webhook/hack/release/internal/release"
 )
 
 const chartDir = "deploy/chart"
@@ -37,7 +37,7 @@ func main() {
 	out := fs.String("o", "dist", "the folder to write (emptied first)")
 	dir := fs.String("dir", "dist", "verify: the release folder to check")
 	chartURL := fs.String("chart-url", "", "the chart repository's URL written into index.yaml (default: URLs relative to index.yaml)")
-	helm := fs.String("helm", "", "the helm binary (default: hack/helm.sh's)")
+	helm := fs.String("helm", "", "the helm binary (default: hack/release/helm.sh's)")
 	_ = fs.Parse(args)
 	if *version == "" || fs.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: release -version vX.Y.Z [-o dist] | release verify -version vX.Y.Z [-dir dist]")
@@ -73,9 +73,9 @@ func main() {
 		fail(fmt.Errorf("-o %s: refusing to empty a folder that holds the sources", *out))
 	}
 	if *helm == "" {
-		h, err := exec.Command("bash", "hack/helm.sh").Output()
+		h, err := exec.Command("bash", "hack/release/helm.sh").Output()
 		if err != nil {
-			fail(fmt.Errorf("hack/helm.sh: %w", err))
+			fail(fmt.Errorf("hack/release/helm.sh: %w", err))
 		}
 		*helm = strings.TrimSpace(string(h))
 	}

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/crdfacts"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // btpCRD is BackendTrafficPolicy's CRD at a release whose kind enum admits Service targets.

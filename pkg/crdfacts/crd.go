@@ -7,7 +7,7 @@ import (
 )
 
 // CRD is one CustomResourceDefinition as the comparison reads it: from a file an
-// implementation ships (internal/kindsdrift) or from the API server (pkg/clusterstate).
+// implementation ships (test/kindsdrift) or from the API server (pkg/clusterstate).
 type CRD struct {
 	Group, Kind string
 	// Name is metadata.name (plural.group).

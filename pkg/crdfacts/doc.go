@@ -6,6 +6,6 @@
 //
 // The doors that read a cluster derive the built-in rows from the installed CRDs
 // (pkg/clusterstate); `make kinds-drift` and the kinds test compare the rows with the CRDs
-// the implementations release (internal/kindsdrift). Like the engine, it is pure: it imports
+// the implementations release (test/kindsdrift). Like the engine, it is pure: it imports
 // the kind table and API machinery, never a client.
 package crdfacts

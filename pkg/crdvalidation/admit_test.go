@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 // widgetCRD is a CRD written for these tests: a targetRefs list-map keyed by name with a

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
-	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 // BenchmarkAdmit: one object of the synthetic cluster through its real Gateway API CRD, as

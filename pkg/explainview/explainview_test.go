@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/explainview"
 	"github.com/policyattachment/webhook/pkg/manifests"
@@ -18,6 +17,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // cases are explain inputs, each with its goldens in testdata/<name>/explain.{dot,mmd,html}.

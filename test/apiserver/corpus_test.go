@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/internal/testkit"
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // corpusDir holds the scenarios (testdata/corpus/README.md says how they are written).
@@ -145,7 +145,7 @@ func checkLine(r check.Result) string {
 // field itself. A CEL refusal's value is worded by the API server's version: check runs
 // apiextensions-apiserver v0.37, which gives a scalar's value and none for an object or a
 // list (`Invalid value: "foo": ...`, `Invalid value: ...`), while the local control plane
-// (hack/control-plane.sh: Kubernetes 1.34) gives the schema type (`Invalid value:
+// (hack/control-plane/control-plane.sh: Kubernetes 1.34) gives the schema type (`Invalid value:
 // "string": ...`); the field and the rule's message must match either way.
 func wordings(d check.Denial, v verdict) []string {
 	if d.Field == "" || v.strict {

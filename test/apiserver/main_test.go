@@ -1,6 +1,6 @@
 // Package apiserver runs every scenario of the testdata corpus through a real kube-apiserver
 // (controller-runtime's envtest) that holds the implementations' own CRDs, with their
-// schemas and CEL rules (internal/testcrds: the module files of Gateway API, Envoy Gateway
+// schemas and CEL rules (test/harness/testcrds: the module files of Gateway API, Envoy Gateway
 // and Istio, and testdata/crds for the rest), and the webhook registered through the
 // Validating- and MutatingWebhookConfigurations users install. Each policy goes through
 // `kubectl apply --dry-run=server`, and its verdict must be the one `webhook check` gives
@@ -22,9 +22,9 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/internal/testcrds"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
+	"github.com/policyattachment/webhook/test/harness/testcrds"
 )
 
 // repoRoot is the repository's root, from this package's folder.
@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 func setUpTools(dir string) error {
 	kubectl = filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
-		return fmt.Errorf("kubectl is not beside the control plane (hack/control-plane.sh builds it): %w", err)
+		return fmt.Errorf("kubectl is not beside the control plane (hack/control-plane/control-plane.sh builds it): %w", err)
 	}
 	webhookCLI = filepath.Join(dir, "webhook")
 	build := exec.Command("go", "build", "-o", webhookCLI, "./cmd/webhook")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 // corpusFile is the committed corpus, relative to this package.

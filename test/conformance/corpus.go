@@ -122,8 +122,8 @@ type Unread struct {
 
 // Header opens the corpus file.
 const Header = "# Route attachment facts read from Gateway API's conformance tests by `make conformance-corpus`\n" +
-	"# (hack/conformance, internal/conformance). Generated: do not edit. The manifests are read from the\n" +
-	"# module when internal/conformance's test runs; none is copied here.\n"
+	"# (hack/facts/conformance-corpus, test/conformance). Generated: do not edit. The manifests are read from the\n" +
+	"# module when test/conformance's test runs; none is copied here.\n"
 
 // Marshal renders the corpus file: YAML with one fact per line (a JSON flow mapping, in
 // the fields' order), so that a version bump's diff shows each changed fact on a line.

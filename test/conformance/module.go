@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 const (

@@ -28,7 +28,7 @@ func TestImageTar(t *testing.T) {
 	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
-	write := exec.Command("go", "run", "./hack/imagetar", "-binary", binary, "-image", "example.test/policyattachment/webhook:v9", "-version", version, "-o", archive)
+	write := exec.Command("go", "run", "./hack/release/imagetar", "-binary", binary, "-image", "example.test/policyattachment/webhook:v9", "-version", version, "-o", archive)
 	write.Dir = root
 	out, err = write.CombinedOutput()
 	require.NoError(t, err, string(out))

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/testkit"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // tdelWorld is a Gateway in infraNS with a default of its own, and a route in appNS attached

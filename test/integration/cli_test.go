@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/internal/deployrender"
+	"github.com/policyattachment/webhook/test/harness/deployrender"
 )
 
 // webhookCLI builds the binary once per test and runs it with a kubeconfig of the local

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/policyattachment/webhook/internal/deployrender"
 	"github.com/policyattachment/webhook/pkg/certs"
+	"github.com/policyattachment/webhook/test/harness/deployrender"
 )
 
 // prometheusOperator is the release whose CRDs (ServiceMonitor, PrometheusRule) the

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/internal/deployrender"
+	"github.com/policyattachment/webhook/test/harness/deployrender"
 )
 
 // TestFlowSchemaClassifiesTheWebhook: with the base's FlowSchema and priority level applied,

@@ -19,11 +19,11 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/internal/deployrender"
-	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/certs"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/deployrender"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
 )
 
 // TestMetricsNeedATokenThatMayReadThem: the metrics port answers only over HTTPS, and only

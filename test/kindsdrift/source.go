@@ -41,7 +41,7 @@ type Source struct {
 	Name   string
 	Module string
 	// Version is the release the rows cite and the tests build with (for Gateway API, the
-	// one go.mod requires; internal/testcrds and internal/conformance read this one).
+	// one go.mod requires; test/harness/testcrds and test/conformance read this one).
 	Version string
 	// AlsoAt are further releases the rows must hold at, because clusters run them too:
 	// each is checked in a pass of its own, against this source alone.

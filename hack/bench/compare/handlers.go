@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/policyattachment/webhook/internal/localcluster"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
 )
 
 // handlerTime reads the webhook's own review-duration histogram (sum and count by webhook)

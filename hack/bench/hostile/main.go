@@ -4,7 +4,7 @@
 // answered, how long the small one took, and the process's peak RSS (VmHWM). The webhook runs
 // `serve --snapshot-from` with GOMEMLIMIT=460MiB, what the shipped 512 Mi limit gives it.
 //
-//	go run ./hack/hostile -webhook bin/webhook -certs deploy/overlays/plain-certs/out -snapshot examples -args --metrics-secure=false
+//	go run ./hack/bench/hostile -webhook bin/webhook -certs deploy/overlays/plain-certs/out -snapshot examples -args --metrics-secure=false
 package main
 
 import (

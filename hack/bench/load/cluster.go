@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
 )
 
 // populateCluster starts a local control plane holding the synthetic cluster (created

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
 )
 
 // The floor: what the same load costs against a TLS server that does no admission work at

@@ -30,9 +30,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/policyattachment/webhook/internal/localcluster"
-	"github.com/policyattachment/webhook/internal/synthetic"
 	"github.com/policyattachment/webhook/pkg/certs"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
 )
 
 func main() {
@@ -329,7 +329,7 @@ func run(o options) error {
 // holdUntilInterrupted keeps the control plane for later runs (-cluster-kubeconfig) until SIGINT
 // or SIGTERM, then stops it.
 func holdUntilInterrupted(kubeconfig string, stop func()) {
-	fmt.Printf("load: the control plane keeps running; more runs: go run ./hack/load -from-cluster -cluster-kubeconfig %s (interrupt to stop it)\n", kubeconfig)
+	fmt.Printf("load: the control plane keeps running; more runs: go run ./hack/bench/load -from-cluster -cluster-kubeconfig %s (interrupt to stop it)\n", kubeconfig)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	<-signals

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/policyattachment/webhook/internal/synthetic"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
 )
 
 // writesPhase sends CREATE reviews of new policies at rate per second for d, each on a

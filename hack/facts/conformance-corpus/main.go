@@ -1,6 +1,6 @@
 // Command conformance writes testdata/conformance/expectations.yaml: the route attachment
 // facts of Gateway API's conformance tests at the version go.mod pins (`make
-// conformance-corpus`). internal/conformance's test requires the committed file to equal a
+// conformance-corpus`). test/conformance's test requires the committed file to equal a
 // fresh extraction, and the webhook's attachment to agree with every fact.
 package main
 
@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/policyattachment/webhook/internal/conformance"
+	"github.com/policyattachment/webhook/test/conformance"
 )
 
 func main() {

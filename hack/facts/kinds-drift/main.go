@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 func main() {

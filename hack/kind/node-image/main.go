@@ -1,16 +1,16 @@
 // Command kind-node-image writes, with no Docker engine and no registry, the images of a kind
-// node image built here (hack/kind-node-image.sh, docs/kind-node-image.md):
+// node image built here (hack/kind/node-image.sh, docs/kind-node-image.md):
 //
 //	kind-node-image images -bin DIR -pause FILE -proxy-root FILE -cni FILE -o DIR
 //	kind-node-image node -root FILE -ref REF -o FILE
 //
 // images writes the images the node preloads for kubeadm and kind, as docker-archive
 // tarballs (which `ctr images import` and `docker load` read). Each is one static binary built
-// here from source (hack/kind-node-binaries.sh), the way hack/imagetar makes the webhook's
+// here from source (hack/kind/node-binaries.sh), the way hack/release/imagetar makes the webhook's
 // image: kube-apiserver, kube-controller-manager and kube-scheduler at the Kubernetes
 // version, etcd at -etcd-tag (kubeadm's etcd.local.imageTag) and pause at -pause-tag on an
 // empty base; kube-proxy on -proxy-root, a small Debian root with iptables and conntrack,
-// which it runs; and the one-node CNI daemon (hack/kind-cni) kind's default CNI manifest
+// which it runs; and the one-node CNI daemon (hack/kind/cni) kind's default CNI manifest
 // names. They are named under -repo (a local name, no registry host), which the cluster's
 // kubeadm configuration names as its imageRepository.
 //
@@ -31,21 +31,21 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/policyattachment/webhook/internal/imagebuild"
+	"github.com/policyattachment/webhook/hack/release/imagebuild"
 )
 
 // defaultPath is the PATH of the images: kubeadm's static Pod manifests run the
 // control-plane programs by name.
 const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// The defaults: hack/kind/cluster.yaml and hack/kind-cni/default-cni.yaml name these
-// images, and hack/kind-node-image.sh builds these versions.
+// The defaults: hack/kind/cluster.yaml and hack/kind/cni/default-cni.yaml name these
+// images, and hack/kind/node-image.sh builds these versions.
 const (
 	defaultRepo     = "policyattachment"
 	defaultK8s      = "v1.34.4"
 	defaultEtcdTag  = "3.6.16"
 	defaultPauseTag = "3.10.1"
-	// cniImage is the image hack/kind-cni/default-cni.yaml names, under the repository.
+	// cniImage is the image hack/kind/cni/default-cni.yaml names, under the repository.
 	cniImage = "kind-cni:v1"
 )
 
@@ -80,7 +80,7 @@ func images(args []string) error {
 	bin := fs.String("bin", "", "the folder of static binaries (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd)")
 	pause := fs.String("pause", "", "the sandbox (pause) binary")
 	proxyRoot := fs.String("proxy-root", "", "a root filesystem tarball with iptables and conntrack, kube-proxy's base")
-	cni := fs.String("cni", "", "the CNI daemon's static binary (hack/kind-cni)")
+	cni := fs.String("cni", "", "the CNI daemon's static binary (hack/kind/cni)")
 	repo := fs.String("repo", defaultRepo, "the repository the images are named under (kubeadm's imageRepository)")
 	k8s := fs.String("k8s", defaultK8s, "the Kubernetes version: the control-plane images' tag")
 	etcdTag := fs.String("etcd-tag", defaultEtcdTag, "the etcd image's tag")

@@ -30,7 +30,7 @@ type kubeadmPatch struct {
 // etcd at its tag; pause is containerd's sandbox image) and the one the CNI manifest runs,
 // and nothing else. No CoreDNS image is made, so the cluster's DNS must be off.
 func TestImagesAreWhatTheClusterAsksFor(t *testing.T) {
-	raw, err := os.ReadFile("../kind/cluster.yaml")
+	raw, err := os.ReadFile("../cluster.yaml")
 	require.NoError(t, err)
 	var cluster struct {
 		KubeadmConfigPatches []string `json:"kubeadmConfigPatches"`
@@ -41,7 +41,7 @@ func TestImagesAreWhatTheClusterAsksFor(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal([]byte(cluster.KubeadmConfigPatches[0]), &patch))
 	assert.True(t, patch.DNS.Disabled, "no CoreDNS image is preloaded")
 
-	cni, err := os.ReadFile("../kind-cni/default-cni.yaml")
+	cni, err := os.ReadFile("../cni/default-cni.yaml")
 	require.NoError(t, err)
 	require.Contains(t, string(cni), "image: "+defaultRepo+"/"+cniImage+"\n")
 
@@ -62,10 +62,10 @@ func TestImagesAreWhatTheClusterAsksFor(t *testing.T) {
 	sort.Strings(got)
 	assert.Equal(t, want, got)
 
-	// The versions hack/kind-node-image.sh passes are these defaults.
+	// The versions hack/kind/node-image.sh passes are these defaults.
 	assert.Equal(t, map[string]string{"K8S_VERSION": strings.TrimPrefix(defaultK8s, "v"), "ETCD_VERSION": defaultEtcdTag},
-		shellDefaults(t, "../lib/versions.sh", "K8S_VERSION", "ETCD_VERSION"))
-	assert.Equal(t, map[string]string{"PAUSE_TAG": defaultPauseTag}, shellDefaults(t, "../kind-node-image.sh", "PAUSE_TAG"))
+		shellDefaults(t, "../../lib/versions.sh", "K8S_VERSION", "ETCD_VERSION"))
+	assert.Equal(t, map[string]string{"PAUSE_TAG": defaultPauseTag}, shellDefaults(t, "../node-image.sh", "PAUSE_TAG"))
 }
 
 // shellDefaults reads the values a shell script gives names, as NAME="${NAME:-VALUE}" or

@@ -2,7 +2,7 @@
 // by the webhook's offline door, and prints where they disagree (`make oracle-kan`).
 //
 // The controller (cmd/agentic-net-controller of sigs.k8s.io/kube-agentic-networking, built
-// from its module by hack/kan.sh) runs out of cluster against a local kube-apiserver and
+// from its module by hack/oracles/kan.sh) runs out of cluster against a local kube-apiserver and
 // writes each policy's Accepted condition (LimitPerTargetExceeded when a target already has
 // five older policies, or an older ExternalAuth one). Each scenario is a Gateway of its own
 // and 1-8 policies created one after another, as a cluster with the webhook would hold them:
@@ -27,11 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
-	"github.com/policyattachment/webhook/internal/localcluster"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/localcluster"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 const (
@@ -43,13 +43,13 @@ func main() { os.Exit(run()) }
 
 // run returns the exit code, after the deferred stops of the controller and control plane.
 func run() int {
-	controller := flag.String("controller", "", "agentic-net-controller built by hack/kan.sh (required)")
+	controller := flag.String("controller", "", "agentic-net-controller built by hack/oracles/kan.sh (required)")
 	version := flag.String("version", "v0.1.0", "the module version the controller was built from (its CRDs are read from it)")
 	seed := flag.Uint64("seed", 1, "generator seed")
 	n := flag.Int("n", 30, "scenarios")
 	flag.Parse()
 	if *controller == "" {
-		fail("-controller is required (make oracle-kan builds it with hack/kan.sh)")
+		fail("-controller is required (make oracle-kan builds it with hack/oracles/kan.sh)")
 	}
 	ctx := context.Background()
 	dir, err := kindsdrift.ModuleDir(ctx, module, *version)

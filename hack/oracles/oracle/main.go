@@ -1,5 +1,5 @@
 // Command oracle compares the webhook's verdicts and impact statuses with Envoy Gateway's
-// own translator on generated scenarios (`make oracle`; internal/oracle says how).
+// own translator on generated scenarios (`make oracle`; hack/oracles/internal/oracle says how).
 package main
 
 import (
@@ -10,11 +10,11 @@ import (
 	"os/signal"
 	"sync"
 
-	"github.com/policyattachment/webhook/internal/oracle"
+	"github.com/policyattachment/webhook/hack/oracles/internal/oracle"
 )
 
 func main() {
-	egctl := flag.String("egctl", "", "egctl built by hack/egctl.sh (required)")
+	egctl := flag.String("egctl", "", "egctl built by hack/oracles/egctl.sh (required)")
 	version := flag.String("version", "", "the Envoy Gateway version egctl was built from, for the report")
 	seed := flag.Uint64("seed", 1, "generator seed: a seed and a count give the same scenarios on every run")
 	n := flag.Int("n", 1000, "scenarios to judge")
@@ -25,7 +25,7 @@ func main() {
 	minStatuses := flag.Float64("min-status-agreement", 0, "exit 1 when fewer statuses agree than this fraction")
 	flag.Parse()
 	if *egctl == "" {
-		fmt.Fprintln(os.Stderr, "oracle: -egctl is required (make oracle builds it with hack/egctl.sh)")
+		fmt.Fprintln(os.Stderr, "oracle: -egctl is required (make oracle builds it with hack/oracles/egctl.sh)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -8,14 +8,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/policyattachment/webhook/internal/oracle"
+	"github.com/policyattachment/webhook/hack/oracles/internal/oracle"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // compareOnOracle runs the comparison of statuses with predictions over n of the oracle's
-// generated scenarios (internal/oracle, seed): each is stored whole, every policy in it (as a
+// generated scenarios (hack/oracles/internal/oracle, seed): each is stored whole, every policy in it (as a
 // cluster that held them before the webhook was installed), Envoy Gateway's translator writes
 // their status, and `audit` compares; it prints how many entries agree and each kind of
 // disagreement with its first example.

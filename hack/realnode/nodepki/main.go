@@ -1,12 +1,12 @@
 // Command nodepki writes the certificates and kubeconfigs of the real one-node cluster
-// `make e2e-node` brings up (hack/realnode.sh): a CA; the API server's serving certificate
+// `make e2e-node` brings up (hack/realnode/realnode.sh): a CA; the API server's serving certificate
 // (the node IP, the kubernetes Service's first IP and names); the kubelet's; client
 // certificates for the API server's calls to the kubelet, the admin, the controller manager,
 // the scheduler, the kubelet and kube-proxy, each with a kubeconfig; the service account
 // signing key; and the client certificate the API server presents to webhooks, with the
 // AdmissionConfiguration that gives it to them.
 //
-//	go run ./hack/nodepki -dir DIR -node-ip 10.250.0.2 -node NAME
+//	go run ./hack/realnode/nodepki -dir DIR -node-ip 10.250.0.2 -node NAME
 //
 // An existing DIR/ca.crt is kept: running it again changes nothing.
 package main

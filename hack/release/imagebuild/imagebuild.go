@@ -1,7 +1,7 @@
 // Package imagebuild makes container images of one static binary on an empty base, with no
-// Docker engine and no registry: the webhook's image (hack/imagetar, `make image-tar`), the
-// release's per-architecture images (internal/release) and a kind node's control-plane
-// images (hack/kind-node-image) are all this one shape, so one binary always makes the same
+// Docker engine and no registry: the webhook's image (hack/release/imagetar, `make image-tar`), the
+// release's per-architecture images (hack/release/internal/release) and a kind node's control-plane
+// images (hack/kind/node-image) are all this one shape, so one binary always makes the same
 // layer whichever tool wrote it.
 package imagebuild
 

@@ -4,11 +4,11 @@
 // needs no CA bundle of the system (it trusts the cluster's CA from its ServiceAccount and
 // serves its own certificate) and writes no file, so the image holds no other file.
 //
-//	go run ./hack/imagetar -binary bin/webhook-linux -image policyattachment/webhook:v1.2.3 -o bin/webhook-image.tar
+//	go run ./hack/release/imagetar -binary bin/webhook-linux -image policyattachment/webhook:v1.2.3 -o bin/webhook-image.tar
 //
 // `ctr images import` and `docker load` read the tarball; kind loads it with
 // `kind load image-archive`. -at and -user make other one-binary images the same way (the
-// real node's sandbox image, hack/realnode.sh).
+// real node's sandbox image, hack/realnode/realnode.sh).
 package main
 
 import (
@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/policyattachment/webhook/internal/imagebuild"
+	"github.com/policyattachment/webhook/hack/release/imagebuild"
 )
 
 // nonRoot is the user the image runs as: distroless's nonroot, which the Deployment's

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // buildAttachedCluster is the cluster for impact: 1,000 Gateways, 10,000 HTTPRoutes

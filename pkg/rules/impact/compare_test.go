@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // ObservedOf reads status.ancestors with Gateway API's defaults for what a reference leaves

@@ -5,9 +5,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // Two ListenerPolicies writing different fields of one perPort item each write its key

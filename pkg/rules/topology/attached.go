@@ -6,7 +6,7 @@ import "github.com/policyattachment/webhook/pkg/rules/policy"
 // listeners that accept it (the route's Accepted condition for that parent), and per
 // listener, how many routes it has (ListenerStatus.AttachedRoutes). The walk decides with
 // the same rules (attachment.go); these name the answers the Gateway API conformance tests
-// check (internal/conformance).
+// check (test/conformance).
 //
 // Unlike the walk, these count a listener that loses a listener conflict
 // (listener_conflicts.go): status reports attachment, not traffic. "A Route MAY attach to a

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/policy"
 	"github.com/policyattachment/webhook/pkg/rules/topology"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // BenchmarkPathsThroughAListenerSetRoute is the walk up from a route on one ListenerSet of a

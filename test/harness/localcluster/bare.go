@@ -34,7 +34,7 @@ func StartControlPlane(crdDirs ...string) (*ControlPlane, error) {
 // CRDs under crdDirs and the given webhook configurations.
 func newEnvironment(crdDirs []string, hooks envtest.WebhookInstallOptions) (*envtest.Environment, error) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `bash hack/control-plane.sh` and export its output")
+		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `bash hack/control-plane/control-plane.sh` and export its output")
 	}
 	gatewayAPI, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 // GatewayAPI is the kindsdrift source whose CRD files are all returned: the corpus'

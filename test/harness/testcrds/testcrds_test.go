@@ -14,7 +14,7 @@ import (
 // to be defined by exactly one returned file, so a scenario never meets a kind without its
 // schema, nor a kind defined twice.
 func TestFilesDefineEveryCorpusKind(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	files, err := Files(context.Background(), root)
 	require.NoError(t, err)
 	definedBy := map[string][]string{}
@@ -40,7 +40,7 @@ func TestFilesDefineEveryCorpusKind(t *testing.T) {
 }
 
 func TestDefinedKinds(t *testing.T) {
-	files, err := Files(context.Background(), filepath.Join("..", ".."))
+	files, err := Files(context.Background(), filepath.Join("..", "..", ".."))
 	require.NoError(t, err)
 	byBase := map[string][]string{}
 	for _, f := range files {

@@ -2,7 +2,7 @@
 // implementation's own code, and reports where they disagree.
 //
 // The implementation here is Envoy Gateway: its translator (`egctl x translate`, built from
-// its Go module by hack/egctl.sh) computes, offline, the status a running Envoy Gateway
+// its Go module by hack/oracles/egctl.sh) computes, offline, the status a running Envoy Gateway
 // writes on each policy: Accepted, or refused as Conflicted or Invalid, and Overridden or
 // Merged where a more specific policy replaces or merges it. A seeded generator draws
 // clusters over Envoy Gateway's kinds (Gateways and ListenerSets with listener hostnames and

@@ -33,7 +33,7 @@ func (s EGStatus) Refused() bool { return s.Verdict != "Accepted" && s.Verdict !
 
 // Translator runs `egctl x translate` on manifests.
 type Translator struct {
-	// Egctl is the path of an egctl built by hack/egctl.sh.
+	// Egctl is the path of an egctl built by hack/oracles/egctl.sh.
 	Egctl string
 	// Timeout bounds one translation.
 	Timeout time.Duration

@@ -160,7 +160,7 @@ func (noTranslator) Translate(context.Context, []byte) (map[string]EGStatus, err
 	return map[string]EGStatus{}, nil
 }
 
-// egctl is the translator hack/egctl.sh caches (EGCTL names another), or nil.
+// egctl is the translator hack/oracles/egctl.sh caches (EGCTL names another), or nil.
 func egctl(t *testing.T) *Translator {
 	path := os.Getenv("EGCTL")
 	if path == "" {
@@ -168,7 +168,7 @@ func egctl(t *testing.T) *Translator {
 		path = filepath.Join(home, ".cache", "policyattachment", "egctl", "v1.9.1-meta", "egctl")
 	}
 	if _, err := os.Stat(path); err != nil {
-		t.Logf("no egctl at %s (bash hack/egctl.sh builds it): Envoy Gateway's side is not checked", path)
+		t.Logf("no egctl at %s (bash hack/oracles/egctl.sh builds it): Envoy Gateway's side is not checked", path)
 		return nil
 	}
 	return &Translator{Egctl: path}

@@ -10,10 +10,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/policyattachment/webhook/internal/imagebuild"
+	"github.com/policyattachment/webhook/hack/release/imagebuild"
 )
 
-// The image's shape, as hack/imagetar and the Dockerfile make it: the static binary at
+// The image's shape, as hack/release/imagetar and the Dockerfile make it: the static binary at
 // /webhook on an empty base, its entrypoint, run as distroless's nonroot user.
 const (
 	binaryName = "webhook"

@@ -22,12 +22,12 @@ import (
 )
 
 // root is the repository's root, from this package's folder.
-const root = "../.."
+const root = "../../../.."
 
 const (
 	testVersion    = "v0.0.0-test"
 	testRepository = "example.test/policyattachment/webhook"
-	tinyPackage    = "./internal/release/testdata/tiny"
+	tinyPackage    = "./hack/release/internal/release/testdata/tiny"
 )
 
 // tiny builds testdata/tiny for each architecture once per test binary, stamped with
@@ -58,13 +58,13 @@ func tinyBinaries(t *testing.T) []Binary {
 	return bins
 }
 
-// helmBinary is hack/helm.sh's helm (built from its module once per machine).
+// helmBinary is hack/release/helm.sh's helm (built from its module once per machine).
 func helmBinary(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("bash", "hack/helm.sh")
+	cmd := exec.Command("bash", "hack/release/helm.sh")
 	cmd.Dir = root
 	out, err := cmd.Output()
-	require.NoError(t, err, "hack/helm.sh")
+	require.NoError(t, err, "hack/release/helm.sh")
 	return strings.TrimSpace(string(out))
 }
 
@@ -313,7 +313,7 @@ func TestArchiveIsReproducible(t *testing.T) {
 func TestImageAsImagetarMakesIt(t *testing.T) {
 	bins := tinyBinaries(t)
 	file := filepath.Join(t.TempDir(), "imagetar.tar")
-	cmd := exec.Command("go", "run", "./hack/imagetar", "-binary", bins[0].Path, "-image", testRepository+":"+testVersion, "-version", testVersion, "-o", file)
+	cmd := exec.Command("go", "run", "./hack/release/imagetar", "-binary", bins[0].Path, "-image", testRepository+":"+testVersion, "-version", testVersion, "-o", file)
 	cmd.Dir = root
 	msg, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(msg))

@@ -21,7 +21,7 @@ type Options struct {
 	ChartDir   string // deploy/chart
 	ChartURL   string // the chart repository's URL for index.yaml; empty: relative
 	Changelog  string // CHANGELOG.md
-	Helm       string // the helm binary (hack/helm.sh)
+	Helm       string // the helm binary (hack/release/helm.sh)
 	Out        string // dist: emptied first
 	Work       string // where the binaries are built (bin/release)
 	Log        io.Writer

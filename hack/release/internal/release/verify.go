@@ -24,7 +24,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint/support"
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/deployrender"
+	"github.com/policyattachment/webhook/test/harness/deployrender"
 )
 
 // The files of a release in dist/, besides ChecksumsFile and the chart's package.

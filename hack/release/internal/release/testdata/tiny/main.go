@@ -1,4 +1,4 @@
-// Command tiny stands in for the webhook in internal/release's tests: a small static binary
+// Command tiny stands in for the webhook in hack/release/internal/release's tests: a small static binary
 // that reports the version stamped into it as `webhook version` does, and links one module
 // besides the standard library (pflag), so the SBOM has a dependency to list.
 package main
