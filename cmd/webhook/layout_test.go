@@ -75,3 +75,26 @@ func goList(t *testing.T, args ...string) []string {
 	require.NoError(t, err, "go list %s", strings.Join(args, " "))
 	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }
+
+// TestOnlyToolingImportsTooling keeps the ladder one way: hack/ may import the product and
+// test/'s harnesses, but nothing outside hack/ imports hack/, the tests of the product and
+// the e2e suite (build tag e2e) included.
+func TestOnlyToolingImportsTooling(t *testing.T) {
+	module := goList(t, "-m")[0]
+	hack := module + "/hack/"
+	lines := goList(t, "-tags", "e2e", "-f", "{{.ImportPath}}:{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "../../...")
+	require.Greater(t, len(lines), 40, "go list listed the module's packages")
+	var up []string
+	for _, line := range lines {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if strings.HasPrefix(pkg+"/", hack) {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, hack) {
+				up = append(up, strings.TrimPrefix(pkg, module+"/")+" -> "+strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+	}
+	assert.Empty(t, up, "packages outside hack/ import tooling (a library tests share belongs in test/harness)")
+}
