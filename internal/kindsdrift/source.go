@@ -217,12 +217,7 @@ const PolicyLabel = "gateway.networking.k8s.io/policy"
 // some pass of DefaultSources, with why it stands (keyed by Drift.Key). `make kinds-drift`
 // prints it and does not fail on it; the kinds test fails on drift not listed here and on an
 // entry no pass shows any more, so the table stays exact.
-var KnownDrift = map[string]string{
-	// A CEL rule of the CRD limits one field to some target kinds; the row format has a
-	// place for that only for the strategy field (strategy.targetKinds). The API server
-	// applies the rule before the webhook; `check` does not see it (issue 28).
-	"gateway.envoyproxy.io/BackendTrafficPolicy fieldTargetKinds admissionControl": "per-field target rule the row format cannot hold yet; enforced by the API server",
-}
+var KnownDrift = map[string]string{}
 
 // Pass is one check of the rows: every source at its Version (the first pass), or one
 // source alone at one of its AlsoAt releases.

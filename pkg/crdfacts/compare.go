@@ -169,17 +169,22 @@ func compareFacts(row *kinds.KindRow, f Facts) []Drift {
 	sort.Strings(fields)
 	for _, field := range fields {
 		ks := f.FieldTargetKinds[field]
-		if field == row.Strategy.Field {
-			if !sameSet(ks, row.Strategy.TargetKinds) {
-				add(kinds.FactFieldTargetKinds, field, fmt.Sprintf("only %v", row.Strategy.TargetKinds), fmt.Sprintf("only %v", ks))
+		if rowKinds, ok := row.FieldTargetKinds(field); ok {
+			if !sameSet(ks, rowKinds) {
+				add(kinds.FactFieldTargetKinds, field, fmt.Sprintf("only %v", rowKinds), fmt.Sprintf("only %v", ks))
 			}
 			continue
 		}
 		add(kinds.FactFieldTargetKinds, field, "no rule", fmt.Sprintf("only %v", ks))
 	}
-	// A CRD that describes no target field (a schemaless spec) says nothing of the rule.
-	if sf := row.Strategy.Field; sf != "" && len(row.Strategy.TargetKinds) > 0 && f.FieldTargetKinds[sf] == nil && len(f.TargetRefFields) > 0 {
-		add(kinds.FactFieldTargetKinds, sf, fmt.Sprintf("only %v", row.Strategy.TargetKinds), "no rule")
+	// A CRD that describes no target field (a schemaless spec) says nothing of the rules.
+	if len(f.TargetRefFields) > 0 {
+		for _, field := range ruledFields(row) {
+			if f.FieldTargetKinds[field] == nil {
+				rowKinds, _ := row.FieldTargetKinds(field)
+				add(kinds.FactFieldTargetKinds, field, fmt.Sprintf("only %v", rowKinds), "no rule")
+			}
+		}
 	}
 
 	for _, x := range f.ExclusiveFields {
@@ -246,6 +251,19 @@ func compareFacts(row *kinds.KindRow, f Facts) []Drift {
 		if !crdRefs[r.Path] {
 			add("reference", r.Path, "lists it", "has no reference-shaped field there")
 		}
+	}
+	return out
+}
+
+// ruledFields are the spec fields the row ties to some target kinds: its strategy field
+// (when Strategy.TargetKinds is set), then its FieldTargets.
+func ruledFields(row *kinds.KindRow) []string {
+	var out []string
+	if row.Strategy.Field != "" && len(row.Strategy.TargetKinds) > 0 {
+		out = append(out, row.Strategy.Field)
+	}
+	for _, ft := range row.FieldTargets {
+		out = append(out, ft.Field)
 	}
 	return out
 }
