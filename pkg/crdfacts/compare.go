@@ -37,6 +37,12 @@ func (d Drift) String() string {
 // the primary version: the CRD's storage version when the row lists it, else the last
 // version the row lists that the CRD serves.
 func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
+	return CompareKindFacts(row, KindFactsOf(crd))
+}
+
+// CompareKindFacts is Compare over the facts read from a CRD (KindFactsOf) instead of the
+// CRD: rows are compared with kept facts exactly as with a CRD.
+func CompareKindFacts(row *kinds.KindRow, crd KindFacts) ([]Drift, Facts) {
 	out := compareServed(row, crd)
 	seen := map[string]bool{}
 	for _, d := range out {
@@ -68,7 +74,7 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 
 // compareServed lists the versions the CRD serves and the row does not list, and those the
 // row lists and the CRD does not serve.
-func compareServed(row *kinds.KindRow, crd *CRD) []Drift {
+func compareServed(row *kinds.KindRow, crd KindFacts) []Drift {
 	gk := row.Group + "/" + row.Kind
 	var out []Drift
 	for _, v := range crd.Served {
@@ -92,7 +98,7 @@ type versionDrift struct {
 
 // compareVersions reads every version the row lists and the CRD serves, the primary one
 // (the storage version, else the row's last) first.
-func compareVersions(row *kinds.KindRow, crd *CRD) []versionDrift {
+func compareVersions(row *kinds.KindRow, crd KindFacts) []versionDrift {
 	var versions []string
 	for _, v := range crd.Served {
 		if len(row.Versions) == 0 || slices.Contains(row.Versions, v) {
@@ -106,7 +112,7 @@ func compareVersions(row *kinds.KindRow, crd *CRD) []versionDrift {
 	versions = append([]string{primary}, slices.DeleteFunc(versions, func(v string) bool { return v == primary })...)
 	out := make([]versionDrift, 0, len(versions))
 	for _, v := range versions {
-		f := FactsOf(crd, v)
+		f := crd.At(v)
 		out = append(out, versionDrift{facts: f, drift: compareFacts(row, f)})
 	}
 	return out

@@ -34,7 +34,7 @@ func Derive(base *kinds.KindRow, crd *CRD) kinds.KindRow {
 	}
 	// Every version the CRD serves is read, the versions the row did not list too: a policy
 	// may be written at any of them.
-	for _, v := range compareVersions(&row, crd) {
+	for _, v := range compareVersions(&row, KindFactsOf(crd)) {
 		for _, x := range v.drift {
 			d.widen(x, v.facts)
 		}
