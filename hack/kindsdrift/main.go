@@ -119,15 +119,16 @@ func report(p kindsdrift.Pass, first, facts bool) bool {
 		unlisted++
 		fmt.Printf("%s: labelled %s but no built-in row describes it: add one to pkg/rules/kinds/builtin_kinds.yaml\n", u, kindsdrift.PolicyLabel)
 	}
+	// Kinds without a CRD are the same in every pass: said once, in the first.
 	var noCRD []string
 	for k, why := range res.NoCRD {
-		noCRD = append(noCRD, k+": no CRD to check it against ("+why+")")
+		if first {
+			noCRD = append(noCRD, k+": no CRD to check it against ("+why+")")
+		}
 	}
 	sort.Strings(noCRD)
-	if first {
-		for _, n := range noCRD {
-			fmt.Println(n)
-		}
+	for _, n := range noCRD {
+		fmt.Println(n)
 	}
 	fmt.Printf("%d kinds checked, %d unchecked, %d without a CRD, %d drift (%d not known), %d policy kinds without a row (%d not known)\n",
 		len(checked), len(unchecked), len(noCRD), len(res.Drift), unknown, len(p.Unlisted), unlisted)

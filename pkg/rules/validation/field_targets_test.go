@@ -24,6 +24,9 @@ func TestFieldTargets(t *testing.T) {
 	tp := func(spec string) string {
 		return "apiVersion: gateway.kgateway.dev/v1alpha1\nkind: TrafficPolicy\nmetadata: {name: p, namespace: app}\nspec:\n  " + spec
 	}
+	agw := func(spec string) string {
+		return "apiVersion: agentgateway.dev/v1alpha1\nkind: AgentgatewayPolicy\nmetadata: {name: p, namespace: app}\nspec:\n  " + spec
+	}
 	const admission = "may be set only when every target is one of Gateway, ListenerSet, HTTPRoute, GRPCRoute; this policy targets a "
 	cases := map[string]struct {
 		policy string
@@ -72,6 +75,19 @@ func TestFieldTargets(t *testing.T) {
 				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.autoHostRewrite", validation.ReasonInvalidTargetRef, "may be set only when every target is one of HTTPRoute; this policy targets a GRPCRoute"),
 				rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.urlRewrite", validation.ReasonInvalidTargetRef, "may be set only when every target is one of HTTPRoute; this policy targets a GRPCRoute"),
 			},
+		},
+		"agentgateway: traffic on a Service, frontend on an HTTPRoute (agentgateway_policy CRD at 75b4e6ce)": {
+			policy: agw("targetRefs: [{group: \"\", kind: Service, name: s}]\n  traffic: {timeouts: {request: 1s}}"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.traffic", validation.ReasonInvalidTargetRef,
+				"may be set only when every target is one of Gateway, ListenerSet, HTTPRoute, GRPCRoute, InferencePool; this policy targets a Service")},
+		},
+		"agentgateway: frontend by an HTTPRoute selector": {
+			policy: agw("targetSelectors: [{group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {a: b}}]\n  frontend: {tcp: {}}"),
+			want: field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.frontend", validation.ReasonInvalidTargetRef,
+				"may be set only when every target is one of Gateway; this policy targets a HTTPRoute")},
+		},
+		"agentgateway: frontend on a Gateway": {
+			policy: agw("targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]\n  frontend: {tcp: {}}"),
 		},
 	}
 	for name, tc := range cases {
