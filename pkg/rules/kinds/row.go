@@ -129,10 +129,15 @@ type KindRow struct {
 	// their ages: Envoy AI Gateway's QuotaPolicy).
 	Order Order `json:"order,omitempty"`
 
-	Stanzas    Stanzas     `json:"stanzas,omitempty"`
-	Strategy   Strategy    `json:"strategy,omitempty"`
-	NamedRules []string    `json:"namedRules,omitempty"`
-	References []Reference `json:"references,omitempty"`
+	Stanzas  Stanzas  `json:"stanzas,omitempty"`
+	Strategy Strategy `json:"strategy,omitempty"`
+	// FieldTargets are the spec fields a policy may set only when every one of its targets
+	// is of some kinds: a CEL rule of the kind's CRD ties the field to them (Envoy Gateway's
+	// "admissionControl can only be used with HTTPRoute, GRPCRoute, Gateway, or ListenerSet
+	// targets"). The strategy field's own rule is Strategy.TargetKinds.
+	FieldTargets []FieldTarget `json:"fieldTargets,omitempty"`
+	NamedRules   []string      `json:"namedRules,omitempty"`
+	References   []Reference   `json:"references,omitempty"`
 
 	// Implementations name the implementations (the file's implementations entries) whose
 	// controllers act on the kind's policies, each only through the Gateways of its own
@@ -300,6 +305,31 @@ func (s *Strategy) ListKeysFor(value string) map[string][]string {
 		return nil
 	}
 	return s.ListKeys
+}
+
+// FieldTarget is one spec field a policy may set only on some target kinds.
+type FieldTarget struct {
+	// Field is the dotted path of the field below spec ("admissionControl").
+	Field string `json:"field"`
+	// TargetKinds are the only target kinds a policy that sets Field may name, by
+	// reference or by selector. Kinds are compared by name alone, whatever the group, as
+	// the CRDs' rules compare them (ref.kind in ['Gateway', ...]).
+	TargetKinds []string `json:"targetKinds"`
+}
+
+// FieldTargetKinds returns the only target kinds a policy that sets the spec field field
+// may have, from the row's FieldTargets or its strategy field's rule; ok is false when no
+// rule ties the field to target kinds.
+func (r *KindRow) FieldTargetKinds(field string) (kinds []string, ok bool) {
+	if field != "" && field == r.Strategy.Field && len(r.Strategy.TargetKinds) > 0 {
+		return r.Strategy.TargetKinds, true
+	}
+	for _, ft := range r.FieldTargets {
+		if ft.Field == field {
+			return ft.TargetKinds, true
+		}
+	}
+	return nil, false
 }
 
 // Which policy of a pair declares the strategy they merge by.

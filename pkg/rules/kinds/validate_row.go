@@ -112,11 +112,43 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("strategy.targetKinds %q is not one of the row's targets", k))
 		}
 	}
+	problems = append(problems, validateFieldTargets(r, targetKinds)...)
 	problems = append(problems, validateStatusConditions(r.StatusConditions)...)
 	if len(problems) > 0 {
 		return fmt.Errorf("kind %s: %s", QualifiedKind(r.Group, r.Kind), strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// validateFieldTargets reports a fieldTargets entry that names no field, a target field,
+// the strategy field (Strategy.TargetKinds holds its rule), a field twice, or a kind that is
+// none of the row's targets (targetKinds, by kind name).
+func validateFieldTargets(r *KindRow, targetKinds map[string]bool) []string {
+	var problems []string
+	seen := map[string]bool{}
+	for _, ft := range r.FieldTargets {
+		switch {
+		case ft.Field == "" || strings.HasPrefix(ft.Field, ".") || strings.HasSuffix(ft.Field, ".") || strings.Contains(ft.Field, ".."):
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q must be a dotted path below spec", ft.Field))
+			continue
+		case slices.Contains([]string{"targetRef", "targetRefs", "targetSelectors"}, ft.Field):
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q is a target field", ft.Field))
+		case ft.Field == r.Strategy.Field:
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q is the strategy field: use strategy.targetKinds", ft.Field))
+		case seen[ft.Field]:
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q is listed twice", ft.Field))
+		}
+		seen[ft.Field] = true
+		if len(ft.TargetKinds) == 0 {
+			problems = append(problems, fmt.Sprintf("fieldTargets %q must list at least one target kind", ft.Field))
+		}
+		for _, k := range ft.TargetKinds {
+			if !targetKinds[k] {
+				problems = append(problems, fmt.Sprintf("fieldTargets %q kind %q is not one of the row's targets", ft.Field, k))
+			}
+		}
+	}
+	return problems
 }
 
 // applyRowDefaults fills the fields a config file may leave out.
