@@ -59,6 +59,14 @@ func KindTableMarkdown(t *KindTable) string {
 			if ref.OtherKindsImplementationSpecific {
 				s += " (" + strings.Join(ref.Kinds, ", ") + "; other kinds with a warning)"
 			}
+			switch {
+			case ref.CrossNamespace == CrossNamespaceFree:
+				s += " (another namespace without a grant)"
+			case ref.CrossNamespace == CrossNamespaceIgnored:
+				s += " (namespace ignored, with a warning)"
+			case len(ref.GrantModes) > 0:
+				s += " (a grant in mode " + strings.Join(ref.GrantModes, ", ") + ")"
+			}
 			refs = append(refs, s)
 		}
 		cross := "no"
@@ -67,7 +75,7 @@ func KindTableMarkdown(t *KindTable) string {
 		}
 		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Group, r.Kind, r.Class, strings.Join(targets, ", "), cross,
-			strings.Join(stanzas, ", "), strategies, r.Conflicts.describe(), r.winner(), orDash(strings.Join(refs, ", ")))
+			strings.Join(stanzas, ", "), strategies, r.describeConflicts(), r.winner(), orDash(strings.Join(refs, ", ")))
 	}
 	return b.String()
 }
@@ -114,8 +122,13 @@ func (s *Strategy) keyedLists() string {
 	return strings.Join(out, "; ")
 }
 
-// describe says in a table cell when two policies at one attachment point conflict.
-func (c Conflicts) describe() string {
+// describeConflicts says in a table cell when two policies at one attachment point
+// conflict: never where the implementation settles every overlap by name.
+func (r *KindRow) describeConflicts() string {
+	c := r.Conflicts
+	if r.Order == OrderNameFirst && c.Mode != ConflictsNever {
+		return "never (overlaps settled by name: " + c.describeMode() + ")"
+	}
 	s := c.describeMode()
 	switch {
 	case c.Mode == ConflictsNever:
@@ -141,6 +154,8 @@ func (c Conflicts) describeMode() string {
 		return "same setting"
 	case ConflictsFields:
 		return "same field: `" + strings.Join(c.Fields, "`, `") + "`"
+	case ConflictsKey:
+		return "same " + c.Key.Name + " (from `" + c.Key.Field + "`)"
 	}
 	return "never"
 }

@@ -30,8 +30,15 @@ func ValidateReferenceGrants(p *policy.Policy, snap topology.Snapshot, _ *Messag
 		if !ref.HasNamespace || ref.Namespace == p.Namespace || ref.ClusterScoped || !ref.Spec.Namespaced || ref.Name == "" {
 			continue
 		}
+		if !p.Row.GrantNeeded(ref.Spec) {
+			continue // its implementation follows it without a grant (kinds.Reference.CrossNamespace, GrantModes)
+		}
 		if !topology.Granted(snap, p, ref.Namespace, ref.Group, ref.Kind, ref.Name) {
-			errs = append(errs, notPermitted(p, ref.Path.Child("namespace"), ref.Namespace, ref.Kind, ref.Name))
+			e := notPermitted(p, ref.Path.Child("namespace"), ref.Namespace, ref.Kind, ref.Name)
+			if mode := p.Row.GrantMode(ref.Spec); mode != "" {
+				e.Detail += ", which " + mode + " requires"
+			}
+			errs = append(errs, e)
 		}
 	}
 	return withReason(ReasonRefNotPermitted, errs...)
