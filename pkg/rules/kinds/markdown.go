@@ -84,8 +84,8 @@ func KindTableMarkdown(t *KindTable) string {
 // each serves, where an installation changes them, and the kinds that name it.
 func ImplementationsMarkdown(t *KindTable) string {
 	var b strings.Builder
-	b.WriteString("| implementation | serves GatewayClasses whose controllerName is | set in the installation by | policy kinds |\n")
-	b.WriteString("| --- | --- | --- | --- |\n")
+	b.WriteString("| implementation | serves GatewayClasses whose controllerName is | set in the installation by | reads ReferenceGrants | policy kinds |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
 	for _, impl := range t.Implementations() {
 		var names, served []string
 		for _, c := range impl.ControllerNames {
@@ -100,9 +100,31 @@ func ImplementationsMarkdown(t *KindTable) string {
 		if controllers == "" {
 			controllers = "none: it acts through no Gateway"
 		}
-		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s |\n", impl.title(), impl.Name, controllers, orDash(impl.Setting), orDash(strings.Join(served, ", ")))
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s | %s |\n", impl.title(), impl.Name, controllers, orDash(impl.Setting), impl.ReferenceGrants.describe(), orDash(strings.Join(served, ", ")))
 	}
 	return b.String()
+}
+
+// describe says in a table cell how an implementation reads ReferenceGrants.
+func (g *GrantReading) describe() string {
+	if g == nil {
+		return "as written"
+	}
+	var parts []string
+	for _, a := range g.CoreGroupAliases {
+		parts = append(parts, "group `"+a+"` is the core group")
+	}
+	if g.Mode != "" {
+		s := "in mode " + g.Mode + " of " + strings.Join(g.Modes, ", ")
+		if g.ModeSetting != "" {
+			s += " (`" + g.ModeSetting + "`)"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "as written"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func orDash(s string) string {
