@@ -216,8 +216,8 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 // applied winning where two set the same thing: by ascending rank (the greater rank wins),
 // then oldest first (GEP-713: of two defaults the newer wins), or newest first where the
 // row says the oldest wins. In mode none only the first applies: the greatest rank, then
-// the oldest (in mode key, the first of each key). (Overrides keep oldest first: the fold applies them in reverse, so the
-// oldest wins, and no kind ranks them.)
+// the oldest (in mode key, the first of each key). (Overrides keep oldest first: the fold
+// applies them in reverse, so the oldest wins, and no kind ranks them.)
 func orderLevel(row *kinds.KindRow, level []attachedBlock) {
 	if len(level) < 2 {
 		return
@@ -231,9 +231,9 @@ func orderLevel(row *kinds.KindRow, level []attachedBlock) {
 		}
 		return 0
 	}
+	firstAlone := row.Conflicts.Mode == kinds.ConflictsNone || row.Conflicts.Mode == kinds.ConflictsKey
 	slices.SortStableFunc(level, func(x, y attachedBlock) int {
 		a, b := x.policy, y.policy
-		firstAlone := row.Conflicts.Mode == kinds.ConflictsNone || row.Conflicts.Mode == kinds.ConflictsKey
 		if a.Rank != b.Rank {
 			if firstAlone {
 				return cmp.Compare(b.Rank, a.Rank)
