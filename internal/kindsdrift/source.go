@@ -254,19 +254,19 @@ func knownDrift() map[string]string {
 			known[kind+" reference "+p] = why
 		}
 	}
-	// References inside policy bodies of kinds whose module is not served: issue 39 item 1
-	// (branch bodyrefs) models them; each entry goes once its row lists the path.
-	add("aigateway.envoyproxy.io/BackendSecurityPolicy", bodyRefs,
-		"anthropicAPIKey.secretRef", "apiKey.secretRef", "awsCredentials.credentialsFile.secretRef",
+	// References inside policy bodies that the rows do not list: the implementation follows
+	// them without a ReferenceGrant and the rows model only those that need one or whose
+	// namespace it ignores (Envoy AI Gateway v1.1.0: the OIDC client IDs and secrets, and the
+	// OIDC providers' backendRefs, are read wherever they point).
+	add("aigateway.envoyproxy.io/BackendSecurityPolicy", followedFreely,
 		"awsCredentials.oidcExchangeToken.oidc.clientIDRef", "awsCredentials.oidcExchangeToken.oidc.clientSecret",
-		"awsCredentials.oidcExchangeToken.oidc.provider.backendRefs[]", "azureAPIKey.secretRef",
-		"azureCredentials.clientSecretRef", "azureCredentials.oidcExchangeToken.oidc.clientIDRef",
+		"awsCredentials.oidcExchangeToken.oidc.provider.backendRefs[]",
+		"azureCredentials.oidcExchangeToken.oidc.clientIDRef",
 		"azureCredentials.oidcExchangeToken.oidc.clientSecret", "azureCredentials.oidcExchangeToken.oidc.provider.backendRefs[]",
-		"gcpCredentials.credentialsFile.secretRef", "gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.clientIDRef",
+		"gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.clientIDRef",
 		"gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.clientSecret",
 		"gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.provider.backendRefs[]")
-	add("gateway.nginx.org/PayloadProcessor", bodyRefs, "processors[].extProcess.backendRef")
-	add("gateway.kgateway.dev/TrafficPolicy", bodyRefs, "apiKeyAuth.secretRef")
+	add("gateway.kgateway.dev/TrafficPolicy", unreadRefs, "apiKeyAuth.secretRef")
 	// Body references nothing has read yet: the rows list none, so the webhook checks no
 	// ReferenceGrant for them and denies nothing through them.
 	add("agentgateway.dev/AgentgatewayPolicy", unreadRefs,
@@ -306,7 +306,7 @@ const (
 	awsNamespace      = "the controller looks a target up in the policy's own namespace only, whatever targetRef.namespace says (policyhelper TargetRefObj, eventhandlers/mapper.go at v2.1.3)"
 	gkeNamespace      = "GKE's docs require the policy in its target's namespace; the CRD has no rule on targetRef.namespace and GKE's controller is not public"
 	kgatewaySelectors = "the row follows the API docs (targetRefs and targetSelectors \"mutually exclusive\"); the CRD has no rule against both, and whether kgateway refuses both is not read"
-	bodyRefs          = "a body reference issue 39 item 1 (branch bodyrefs) models; remove once the row lists it"
+	followedFreely    = "a body reference its implementation follows into any namespace with no ReferenceGrant (envoyproxy/ai-gateway v1.1.0: internal/controller/referencegrant.go reads grants for AIGatewayRoute only): nothing to deny, so the row lists none"
 	unreadRefs        = "a body reference with a namespace field whose ReferenceGrant check, if any, is not read yet; the row lists none, so the webhook checks none"
 )
 

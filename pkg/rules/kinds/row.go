@@ -1,9 +1,12 @@
 package kinds
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -100,7 +103,7 @@ type KindRow struct {
 	// BackendTLSPolicy for ... Other resource types beyond Service").
 	OtherTargetsImplementationSpecific bool `json:"otherTargetsImplementationSpecific,omitempty"`
 	// CoreGroupAliases are spellings of the core API group the implementation reads as ""
-	// in a target reference (NGINX Gateway Fabric: "core").
+	// in a target reference and in a reference field's group (NGINX Gateway Fabric: "core").
 	CoreGroupAliases []string `json:"coreGroupAliases,omitempty"`
 	// CrossNamespaceTargets allows targetRefs[].namespace, subject to a ReferenceGrant.
 	CrossNamespaceTargets bool `json:"crossNamespaceTargets,omitempty"`
@@ -181,9 +184,14 @@ const (
 	ConflictsFields ConflictMode = "fields"
 	// ConflictsNever: every policy at a point applies together.
 	ConflictsNever ConflictMode = "never"
+	// ConflictsKey: every policy applies on its own, as in mode never, except that at one
+	// attachment point the implementation accepts one policy per key (Conflicts.Key), the
+	// first in the row's order: a second with the same key conflicts (AWS's AccessLogPolicy:
+	// one access log subscription per target and destination type).
+	ConflictsKey ConflictMode = "key"
 )
 
-var conflictModes = []ConflictMode{ConflictsNone, ConflictsValue, ConflictsPresence, ConflictsFields, ConflictsNever}
+var conflictModes = []ConflictMode{ConflictsNone, ConflictsValue, ConflictsPresence, ConflictsFields, ConflictsNever, ConflictsKey}
 
 // Conflicts is how a kind's policies at one attachment point relate.
 type Conflicts struct {
@@ -200,6 +208,75 @@ type Conflicts struct {
 	// the rank decides between them. At most one is set; OrderField is a top-level spec field.
 	OrderAnnotation string `json:"orderAnnotation,omitempty"`
 	OrderField      string `json:"orderField,omitempty"`
+	// Key is what the policies of mode key are told apart by.
+	Key *ConflictKey `json:"key,omitempty"`
+}
+
+// ConflictKey derives a policy's key from a spec field: the part of its string value that
+// Pattern's first group captures, or the whole value without a pattern. A policy whose field
+// is absent, not a string, or not matched has no key and conflicts with none: the webhook
+// denies only what it can tell apart as the implementation does.
+type ConflictKey struct {
+	// Field is the dotted path of the field below spec.
+	Field string `json:"field"`
+	// Pattern is an RE2 expression with one capturing group (AWS: the service of an ARN,
+	// ^arn:[^:]+:([^:]+):).
+	Pattern string `json:"pattern,omitempty"`
+	// Name says what the key is, in messages ("destination type").
+	Name string `json:"name"`
+
+	// compiled is Pattern, compiled when the table loads (a pointer: copies of the row share it).
+	compiled *regexp.Regexp
+}
+
+// Of returns the key of a policy whose spec is spec, and whether it has one.
+func (k *ConflictKey) Of(spec map[string]any) (string, bool) {
+	var v any = spec
+	for _, seg := range strings.Split(k.Field, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[seg]
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	if k.Pattern == "" {
+		return s, true
+	}
+	re := k.compiled
+	if re == nil {
+		var err error
+		if re, err = regexp.Compile(k.Pattern); err != nil {
+			return "", false
+		}
+	}
+	m := re.FindStringSubmatch(s)
+	if len(m) < 2 {
+		return "", false
+	}
+	return m[1], true
+}
+
+// compile checks the key and compiles its pattern.
+func (k *ConflictKey) compile() error {
+	if k.Field == "" || k.Name == "" {
+		return fmt.Errorf("conflicts.key must name a field and say what the key is (name)")
+	}
+	if k.Pattern == "" {
+		return nil
+	}
+	re, err := regexp.Compile(k.Pattern)
+	if err != nil {
+		return fmt.Errorf("conflicts.key.pattern: %w", err)
+	}
+	if re.NumSubexp() < 1 {
+		return fmt.Errorf("conflicts.key.pattern %q must have a capturing group", k.Pattern)
+	}
+	k.compiled = re
+	return nil
 }
 
 // Order is how an implementation ranks two policies at one attachment point.
@@ -348,6 +425,23 @@ const (
 	ObjectReferenceShape = "ObjectReference"
 	// IssuerReferenceShape is cert-manager's IssuerReference: name, kind, group; no namespace.
 	IssuerReferenceShape = "IssuerReference"
+	// NameNamespaceShape is an object of a name and an optional namespace, whose group and
+	// kind are fixed (DefaultGroup, DefaultKind): NGINX Gateway Fabric's APPolicyReference,
+	// kgateway's SecretRefWithKey and NamespacedObjectReference. A group or kind written in it
+	// is not read (the API server prunes it).
+	NameNamespaceShape = "NameNamespace"
+)
+
+// What an implementation does with a reference into another namespace (Reference.CrossNamespace).
+const (
+	// CrossNamespaceGrant: it follows the reference only where a ReferenceGrant in the
+	// referent's namespace admits it (GEP-709), and refuses the policy otherwise.
+	CrossNamespaceGrant = "grant"
+	// CrossNamespaceFree: it follows the reference without asking for a grant.
+	CrossNamespaceFree = "free"
+	// CrossNamespaceIgnored: it reads the referent from the policy's own namespace whatever
+	// the reference names; another namespace is warned about, never denied.
+	CrossNamespaceIgnored = "ignored"
 )
 
 // Reference is a spec field that names another object (a Secret, a ConfigMap, an Issuer).
@@ -370,6 +464,14 @@ type Reference struct {
 	ClusterScopedKinds []string `json:"clusterScopedKinds,omitempty"`
 	// Namespaced says the reference may carry a namespace (cross-namespace with a grant).
 	Namespaced bool `json:"namespaced,omitempty"`
+	// CrossNamespace, where Namespaced, says what the implementation does with another
+	// namespace: grant (the default), free or ignored.
+	CrossNamespace string `json:"crossNamespace,omitempty"`
+	// GrantModes, with CrossNamespace grant, are the ReferenceGrant modes of the row's
+	// implementations (their referenceGrants.mode) in which the grant is needed; in another
+	// mode the reference crosses namespaces freely (kgateway: a Secret in every mode but
+	// OFF, a GatewayExtension only in STRICT). Empty: in every mode.
+	GrantModes []string `json:"grantModes,omitempty"`
 }
 
 // GroupKind returns the row's GroupKind.
