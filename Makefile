@@ -106,6 +106,11 @@ DOCS_PACKAGES := mkdocs=1.4.2+dfsg-2 mkdocs-material=8.2.5-1 linkchecker=10.2.1-
 docs: ## Build the documentation site into .local/site (MkDocs + Material, installed from Debian's packages if missing) and check its links and anchors
 	@dpkg-query -W -f='$${Version}\n' mkdocs mkdocs-material linkchecker 2>/dev/null | tr '\n' ' ' | grep -qx '1.4.2+dfsg-2 8.2.5-1 10.2.1-1 ' || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DOCS_PACKAGES) >/dev/null; }
+	@# linkchecker, run as root, reads the site as user nobody: every folder above it must let
+	@# others through. make run keeps its kubeconfig in .local/kube (private) and leaves .local
+	@# open; a .local an older make run made private gets the search bit back (x, not r: the
+	@# kubeconfig itself stays 0600).
+	@mkdir -p .local && chmod go+x .local
 	PYTHONWARNINGS=ignore mkdocs build --quiet --strict --clean
 	linkchecker -f hack/docs/linkcheckerrc --no-status --quiet .local/site/index.html
 
