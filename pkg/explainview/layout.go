@@ -237,37 +237,70 @@ func LayOut(g Graph) Layout {
 			}
 		}
 	}
-	// Groups in the order their first node was reached; a node above a Gateway goes to
-	// every group of a Gateway below it.
-	groupOf := map[int]int{}
-	var members [][]int
+	// Groups: the parts no path joins, in the order their first node was reached. A part
+	// with more than maxGroupRoutes routes is cut by the namespace of each path's route (or
+	// of its first object): a namespace's routes are drawn together, a whole cluster is a
+	// list of sections to fold, filter or scroll, and a selector policy (which selects in
+	// its own namespace) lands in one section. An object on paths of several sections (a
+	// Gateway, its listeners) is drawn in each; so is a GatewayClass or Namespace above a
+	// Gateway.
+	compOrder, compRoutes := map[int]int{}, map[int]int{}
 	for i := range g.Nodes {
 		if above(i) {
 			continue
 		}
 		r := find(i)
-		gi, ok := groupOf[r]
-		if !ok {
-			gi = len(members)
-			groupOf[r] = gi
-			members = append(members, nil)
+		if _, ok := compOrder[r]; !ok {
+			compOrder[r] = len(compOrder)
 		}
-		members[gi] = append(members[gi], i)
+		if g.Nodes[i].Level == "Route" {
+			compRoutes[r]++
+		}
 	}
-	for i := range g.Nodes {
-		if !above(i) {
-			continue
+	type groupKey struct {
+		part      int
+		namespace string
+	}
+	keyOf := make([]groupKey, len(ex.Paths))
+	var keys []groupKey
+	for pi, p := range ex.Paths {
+		r := find(nodeIndex[ElementIDs(p.Path)[0]])
+		k := groupKey{part: compOrder[r]}
+		if compRoutes[r] > maxGroupRoutes {
+			k.namespace = pathNamespace(p.Path)
 		}
-		var in []int
-		for _, c := range children[i] {
-			gi := groupOf[find(c)]
-			if !slices.Contains(in, gi) {
-				in = append(in, gi)
+		keyOf[pi] = k
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b groupKey) int {
+		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.namespace, b.namespace))
+	})
+	pathGroup := make([]int, len(ex.Paths))
+	inGroup := make([]map[int]bool, len(keys))
+	for gi := range keys {
+		inGroup[gi] = map[int]bool{}
+	}
+	for pi, p := range ex.Paths {
+		gi := slices.Index(keys, keyOf[pi])
+		pathGroup[pi] = gi
+		ids := ElementIDs(p.Path)
+		for _, id := range ids {
+			inGroup[gi][nodeIndex[id]] = true
+		}
+		for _, a := range parents[nodeIndex[ids[0]]] {
+			if above(a) {
+				inGroup[gi][a] = true
 			}
 		}
-		slices.Sort(in)
-		for _, gi := range in {
-			members[gi] = append(members[gi], i)
+	}
+	members := make([][]int, len(keys))
+	for gi := range keys {
+		for i := range g.Nodes { // in the order the paths first reach them
+			if inGroup[gi][i] {
+				members[gi] = append(members[gi], i)
+			}
 		}
 	}
 
@@ -278,7 +311,6 @@ func LayOut(g Graph) Layout {
 	}
 	nodePaths := make([][]int, len(g.Nodes))
 	edgePaths := map[[2]int][]int{}
-	pathGroup := make([]int, len(ex.Paths))
 	pathLeaf := make([]int, len(ex.Paths))
 	for pi, p := range ex.Paths {
 		ids := ElementIDs(p.Path)
@@ -291,7 +323,7 @@ func LayOut(g Graph) Layout {
 			}
 		}
 		first, last := nodeIndex[ids[0]], nodeIndex[ids[len(ids)-1]]
-		pathGroup[pi], pathLeaf[pi] = groupOf[find(first)], last
+		pathLeaf[pi] = last
 		for _, a := range parents[first] {
 			if above(a) {
 				nodePaths[a] = appendOnce(nodePaths[a], pi)
@@ -368,6 +400,9 @@ func LayOut(g Graph) Layout {
 			}
 		}
 		grp := layOutGroup(g, nodes, entries, badges, nodePaths, colX, widths, x-entryW, entryW)
+		if ns := keys[gi].namespace; ns != "" {
+			grp.Title += " · routes in " + ns
+		}
 		// Edges, by the group's own node positions.
 		at := make(map[string]int, len(grp.Nodes))
 		for i, n := range grp.Nodes {
@@ -565,6 +600,27 @@ func layOutGroup(g Graph, nodes []int, entries []Entry, badges [][]Badge, nodePa
 	}
 	grp.Title = strings.Join(roots, ", ")
 	return grp
+}
+
+// maxGroupRoutes is the most routes one drawing holds before it is cut by namespace.
+const maxGroupRoutes = 40
+
+// pathNamespace is the namespace of a path's route, or of its first object that has one.
+func pathNamespace(path []string) string {
+	first := ""
+	for _, e := range path {
+		ns, ok := namespaceOf(e)
+		if !ok {
+			continue
+		}
+		if level(e) == "Route" {
+			return ns
+		}
+		if first == "" {
+			first = ns
+		}
+	}
+	return first
 }
 
 // index finds a node of the graph by its ID.
