@@ -123,9 +123,9 @@ type page struct {
 	// Groups are the hierarchy's drawings; Unattached the policies on none of them.
 	Groups     []pageGroup
 	Unattached []pagePolicy
-	CSS                         template.CSS
-	JS                          template.JS
-	CSP                         string
+	CSS        template.CSS
+	JS         template.JS
+	CSP        string
 }
 
 type statusCount struct {

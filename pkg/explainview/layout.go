@@ -105,7 +105,7 @@ const (
 	nodePad              = 5
 	minColumnW           = 100
 	maxColumnW           = 250
-	columnGap            = 36
+	columnGap            = 28
 	rowGap               = 10
 	margin               = 12
 	titleH               = 26
