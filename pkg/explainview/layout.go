@@ -263,6 +263,7 @@ func LayOut(g Graph) Layout {
 	}
 	keyOf := make([]groupKey, len(ex.Paths))
 	var keys []groupKey
+	seen := map[groupKey]bool{}
 	for pi, p := range ex.Paths {
 		r := find(nodeIndex[ElementIDs(p.Path)[0]])
 		k := groupKey{part: compOrder[r]}
@@ -270,21 +271,26 @@ func LayOut(g Graph) Layout {
 			k.namespace = pathNamespace(p.Path)
 		}
 		keyOf[pi] = k
-		if !slices.Contains(keys, k) {
+		if !seen[k] {
+			seen[k] = true
 			keys = append(keys, k)
 		}
 	}
 	slices.SortFunc(keys, func(a, b groupKey) int {
 		return cmp.Or(cmp.Compare(a.part, b.part), cmp.Compare(a.namespace, b.namespace))
 	})
-	pathGroup := make([]int, len(ex.Paths))
+	groupIndex := make(map[groupKey]int, len(keys))
+	for gi, k := range keys {
+		groupIndex[k] = gi
+	}
+	groupPaths := make([][]int, len(keys))
 	inGroup := make([]map[int]bool, len(keys))
 	for gi := range keys {
 		inGroup[gi] = map[int]bool{}
 	}
 	for pi, p := range ex.Paths {
-		gi := slices.Index(keys, keyOf[pi])
-		pathGroup[pi] = gi
+		gi := groupIndex[keyOf[pi]]
+		groupPaths[gi] = append(groupPaths[gi], pi)
 		ids := ElementIDs(p.Path)
 		for _, id := range ids {
 			inGroup[gi][nodeIndex[id]] = true
@@ -297,11 +303,10 @@ func LayOut(g Graph) Layout {
 	}
 	members := make([][]int, len(keys))
 	for gi := range keys {
-		for i := range g.Nodes { // in the order the paths first reach them
-			if inGroup[gi][i] {
-				members[gi] = append(members[gi], i)
-			}
+		for i := range inGroup[gi] {
+			members[gi] = append(members[gi], i)
 		}
+		slices.Sort(members[gi]) // in the order the paths first reach them
 	}
 
 	// The paths through each node (by ID) and along each edge.
@@ -394,10 +399,8 @@ func LayOut(g Graph) Layout {
 
 	for gi, nodes := range members {
 		var entries []Entry
-		for pi := range ex.Paths {
-			if pathGroup[pi] == gi {
-				entries = append(entries, Entry{Path: pi, Winners: winners[pi], Leaf: pathLeaf[pi]})
-			}
+		for _, pi := range groupPaths[gi] {
+			entries = append(entries, Entry{Path: pi, Winners: winners[pi], Leaf: pathLeaf[pi]})
 		}
 		grp := layOutGroup(g, nodes, entries, badges, nodePaths, colX, widths, x-entryW, entryW)
 		if ns := keys[gi].namespace; ns != "" {
@@ -408,16 +411,17 @@ func LayOut(g Graph) Layout {
 		for i, n := range grp.Nodes {
 			at[n.ID] = i
 		}
-		for _, e := range g.Edges {
-			f, okF := at[e.From]
-			t, okT := at[e.To]
-			if !okF || !okT {
-				continue
+		for f, from := range grp.Nodes {
+			for _, c := range children[nodeIndex[from.ID]] {
+				t, ok := at[g.Nodes[c].ID]
+				if !ok {
+					continue
+				}
+				a, b := from.Box, grp.Nodes[t].Box
+				grp.Edges = append(grp.Edges, PlacedEdge{From: f, To: t,
+					X1: a.X + a.W, Y1: a.Y + nodeHead/2, X2: b.X, Y2: b.Y + nodeHead/2,
+					Paths: edgePaths[[2]int{nodeIndex[from.ID], c}]})
 			}
-			a, b := grp.Nodes[f].Box, grp.Nodes[t].Box
-			grp.Edges = append(grp.Edges, PlacedEdge{From: f, To: t,
-				X1: a.X + a.W, Y1: a.Y + nodeHead/2, X2: b.X, Y2: b.Y + nodeHead/2,
-				Paths: edgePaths[[2]int{nodeIndex[e.From], nodeIndex[e.To]}]})
 		}
 		l.Groups = append(l.Groups, grp)
 	}
