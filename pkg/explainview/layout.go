@@ -128,6 +128,9 @@ var columnLevels = []struct {
 	{"Port", []string{"Port"}},
 }
 
+// backendColumn is the Backend level's column.
+const backendColumn = 6
+
 // pathsTitle heads the last column.
 const pathsTitle = "Path: effective policy from"
 
@@ -137,12 +140,7 @@ func columnOf(level string) int {
 			return i
 		}
 	}
-	return slices.IndexFunc(columnLevels, func(c struct {
-		title  string
-		levels []string
-	}) bool {
-		return c.title == "Backend"
-	})
+	return backendColumn // level() names every other element a backend
 }
 
 // textWidth is the drawn width of s at advance per character; wide (East Asian) runes

@@ -96,7 +96,8 @@ func TestExplainPageInChromium(t *testing.T) {
 // settledScreenshot takes a w x h screenshot of url, checks it (assertPicture) and
 // returns it as PNG. Chromium now and then draws before it has rasterized every tile
 // (under load, even with --run-all-compositor-stages-before-draw): the page is settled
-// when two screenshots in a row agree pixel for pixel.
+// when two screenshots in a row agree but for at most unsettledPixels pixels (a scrolling
+// box's edge is now and then drawn a pixel apart under load; a missing tile is thousands).
 func settledScreenshot(t *testing.T, browser, dir, url string, w, h int) []byte {
 	t.Helper()
 	var last image.Image
@@ -113,7 +114,7 @@ func settledScreenshot(t *testing.T, browser, dir, url string, w, h int) []byte 
 		assertPicture(t, img, w, h)
 		if last != nil {
 			n, where := diffPixels(last, img)
-			settled = n == 0
+			settled = n <= unsettledPixels
 			if !settled {
 				t.Logf("screenshots %d and %d differ in %d pixels within %v", i-1, i, n, where)
 			}
@@ -164,6 +165,9 @@ func assertPicture(t *testing.T, img image.Image, w, h int) {
 	assert.Equal(t, [3]uint32{0x26, 0x32, 0x38}, [3]uint32{r >> 8, g >> 8, bl >> 8}, "the header's colour at (4,4): the page's style did not apply")
 }
 
+// unsettledPixels is how many pixels two screenshots of a settled page may differ in.
+const unsettledPixels = 64
+
 // diffPixels counts the pixels where two images of one size differ, and bounds them.
 func diffPixels(a, b image.Image) (int, image.Rectangle) {
 	n, where := 0, image.Rectangle{}
@@ -213,7 +217,8 @@ func render(t *testing.T, dir string) (impact.Explanation, []byte) {
 // run runs headless Chromium with a profile of its own in dir, and returns its stdout.
 func run(t *testing.T, browser, dir string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// Generous: a machine shared by several builds starts Chromium slowly.
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
