@@ -43,9 +43,16 @@ check-examples: build ## Judge the policies in examples/ offline (webhook check)
 explain: build ## Print the effective policies and impact statuses of examples/ (webhook explain)
 	./$(BIN) explain -f $(EXAMPLES)
 
+# Debian's chromium, installed with apt-get when missing (about 110 MB; 4 s to download here).
+CHROMIUM := command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+
 .PHONY: html-check
-html-check: ## Render explain -o html of examples/ in headless Chromium (Debian's chromium, installed with apt-get when missing) and assert on its DOM and a screenshot
-	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) && REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./test/html
+html-check: ## Render explain -o html of examples/ and of a generated 60-route cluster in headless Chromium (installed when missing): its DOM, what selecting a policy or a path highlights, no request to the network, screenshots
+	@$(CHROMIUM) && REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./test/html
+
+.PHONY: pictures
+pictures: ## Take the docs' screenshots of explain -o html (docs/images/*.png, shown in docs/pictures.md) in headless Chromium (installed when missing)
+	@$(CHROMIUM) && UPDATE_GOLDEN=1 REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run 'TestExplainPageInChromium|TestPictureScreenshots' ./test/html
 
 .PHONY: control-plane
 control-plane: ## Build kube-apiserver + etcd from source once per machine (cached outside the checkout)
@@ -106,6 +113,11 @@ DOCS_PACKAGES := mkdocs=1.4.2+dfsg-2 mkdocs-material=8.2.5-1 linkchecker=10.2.1-
 docs: ## Build the documentation site into .local/site (MkDocs + Material, installed from Debian's packages if missing) and check its links and anchors
 	@dpkg-query -W -f='$${Version}\n' mkdocs mkdocs-material linkchecker 2>/dev/null | tr '\n' ' ' | grep -qx '1.4.2+dfsg-2 8.2.5-1 10.2.1-1 ' || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DOCS_PACKAGES) >/dev/null; }
+	@# linkchecker, run as root, reads the site as user nobody: every folder above it must let
+	@# others through. make run keeps its kubeconfig in .local/kube (private) and leaves .local
+	@# open; a .local an older make run made private gets the search bit back (x, not r: the
+	@# kubeconfig itself stays 0600).
+	@mkdir -p .local && chmod go+x .local
 	PYTHONWARNINGS=ignore mkdocs build --quiet --strict --clean
 	linkchecker -f hack/docs/linkcheckerrc --no-status --quiet .local/site/index.html
 
@@ -114,8 +126,12 @@ kinds-table: build ## Print the table of built-in kinds (docs/kinds.md), from th
 	@./$(BIN) kinds
 
 .PHONY: kinds-drift
-kinds-drift: ## Print where each built-in row contradicts its implementation's CRD, at Gateway API v1.7.0 and v1.6.3, and fail on a policy-labelled CRD without a row (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions; a comma-separated list checks each)
-	$(GO) run ./hack/facts/kinds-drift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
+kinds-drift: ## Print where each built-in row contradicts its implementation's CRD (served modules at Gateway API v1.7.0 and v1.6.3, the others through testdata/kindfacts), and fail on drift or a policy-labelled CRD without a row not listed with why (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions; a comma-separated list checks each)
+	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
+
+.PHONY: kind-facts
+kind-facts: ## Re-read testdata/kindfacts, the facts of the CRDs no Go module serves, from git clones under KINDFACTS_MIRROR= (AT=name=ref reads a source at another release and records it; ONLY=name,... reads some)
+	$(GO) run ./hack/kindfacts $(if $(KINDFACTS_MIRROR),-mirror $(KINDFACTS_MIRROR)) $(if $(AT),-at $(AT)) $(if $(ONLY),-only $(ONLY))
 
 .PHONY: conformance-corpus
 conformance-corpus: ## Regenerate testdata/conformance/expectations.yaml: the route attachment facts of Gateway API's conformance tests at go.mod's version (test/conformance checks the webhook's attachment against them)

@@ -49,7 +49,7 @@ func newExplainCommand(s streams, code *int) *cobra.Command {
 		},
 	}
 	flags.register(cmd.Flags())
-	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, dot (Graphviz), mermaid (the hierarchy with each policy attached, coloured by status) or html (one self-contained page with search and filters)"
+	cmd.Flags().Lookup("output").Usage = "output format: text, json, yaml, dot (Graphviz), mermaid (the hierarchy with each policy attached, coloured by status) or html (one self-contained page: the hierarchy drawn with each policy on its target, search and filters)"
 	cmd.Flags().BoolVar(&live, "cluster", false, "read the live cluster (the connection flags below say which); -f manifests are laid over it")
 	cmd.Flags().StringVar(&target, "target", "", "only paths through one object, as the KIND/NAME argument names it: KIND/NAME in -n's namespace, or KIND/NAMESPACE/NAME (KIND/NAME for cluster-scoped kinds)")
 	cluster.register(cmd.Flags())

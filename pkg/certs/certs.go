@@ -118,7 +118,7 @@ func (ca *CA) IssueClient(commonName string, groups []string, validity time.Dura
 // a watcher never reads half a file; it may briefly see a new certificate with the old key,
 // which a watcher must (and controller-runtime's certwatcher does) reject and retry.
 func WriteKeyPair(dir string, certPEM, keyPEM []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := MkdirPrivate(dir); err != nil {
 		return err
 	}
 	for name, data := range map[string][]byte{"tls.key": keyPEM, "tls.crt": certPEM} {
@@ -138,6 +138,18 @@ func WriteKeyPair(dir string, certPEM, keyPEM []byte) error {
 		}
 	}
 	return nil
+}
+
+// MkdirPrivate makes dir readable by its owner alone (0700), and the folders above it that
+// do not exist yet as folders usually are (0755, less the umask): a key or kubeconfig in
+// .local/certs must not make .local itself private, or what else lives there (the docs
+// site in .local/site, read by linkchecker as user nobody when run as root) is unreadable.
+// A folder that exists keeps its mode.
+func MkdirPrivate(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
+		return err
+	}
+	return os.MkdirAll(dir, 0o700)
 }
 
 func encodeCert(der []byte) []byte {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,4 +40,30 @@ func TestIssuedCertificateVerifiesAgainstCA(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "no temporary files are left behind")
+}
+
+// TestMkdirPrivate: only the last folder is private; those it creates above it are not
+// (make run's kubeconfig in .local/kube must leave .local readable for the docs site), and
+// a folder that exists keeps its mode.
+func TestMkdirPrivate(t *testing.T) {
+	umask := syscall.Umask(0o022)
+	defer syscall.Umask(umask)
+	root := t.TempDir()
+	existing := filepath.Join(root, "existing")
+	require.NoError(t, os.Mkdir(existing, 0o750))
+	require.NoError(t, os.Chmod(existing, 0o750))
+
+	require.NoError(t, MkdirPrivate(filepath.Join(root, ".local", "kube")))
+	require.NoError(t, MkdirPrivate(existing))
+	require.NoError(t, WriteKeyPair(filepath.Join(root, "a", "b", "certs"), []byte("cert"), []byte("key")))
+
+	modes := map[string]os.FileMode{}
+	for _, dir := range []string{".local", ".local/kube", "existing", "a", "a/b", "a/b/certs"} {
+		info, err := os.Stat(filepath.Join(root, dir))
+		require.NoError(t, err)
+		modes[dir] = info.Mode().Perm()
+	}
+	assert.Equal(t, map[string]os.FileMode{
+		".local": 0o755, ".local/kube": 0o700, "existing": 0o750, "a": 0o755, "a/b": 0o755, "a/b/certs": 0o700,
+	}, modes)
 }

@@ -37,6 +37,12 @@ func (d Drift) String() string {
 // the primary version: the CRD's storage version when the row lists it, else the last
 // version the row lists that the CRD serves.
 func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
+	return CompareKindFacts(row, KindFactsOf(crd))
+}
+
+// CompareKindFacts is Compare over the facts read from a CRD (KindFactsOf) instead of the
+// CRD: rows are compared with kept facts exactly as with a CRD.
+func CompareKindFacts(row *kinds.KindRow, crd KindFacts) ([]Drift, Facts) {
 	out := compareServed(row, crd)
 	seen := map[string]bool{}
 	for _, d := range out {
@@ -68,7 +74,7 @@ func Compare(row *kinds.KindRow, crd *CRD) ([]Drift, Facts) {
 
 // compareServed lists the versions the CRD serves and the row does not list, and those the
 // row lists and the CRD does not serve.
-func compareServed(row *kinds.KindRow, crd *CRD) []Drift {
+func compareServed(row *kinds.KindRow, crd KindFacts) []Drift {
 	gk := row.Group + "/" + row.Kind
 	var out []Drift
 	for _, v := range crd.Served {
@@ -92,7 +98,7 @@ type versionDrift struct {
 
 // compareVersions reads every version the row lists and the CRD serves, the primary one
 // (the storage version, else the row's last) first.
-func compareVersions(row *kinds.KindRow, crd *CRD) []versionDrift {
+func compareVersions(row *kinds.KindRow, crd KindFacts) []versionDrift {
 	var versions []string
 	for _, v := range crd.Served {
 		if len(row.Versions) == 0 || slices.Contains(row.Versions, v) {
@@ -106,7 +112,7 @@ func compareVersions(row *kinds.KindRow, crd *CRD) []versionDrift {
 	versions = append([]string{primary}, slices.DeleteFunc(versions, func(v string) bool { return v == primary })...)
 	out := make([]versionDrift, 0, len(versions))
 	for _, v := range versions {
-		f := FactsOf(crd, v)
+		f := crd.At(v)
 		out = append(out, versionDrift{facts: f, drift: compareFacts(row, f)})
 	}
 	return out
@@ -169,17 +175,22 @@ func compareFacts(row *kinds.KindRow, f Facts) []Drift {
 	sort.Strings(fields)
 	for _, field := range fields {
 		ks := f.FieldTargetKinds[field]
-		if field == row.Strategy.Field {
-			if !sameSet(ks, row.Strategy.TargetKinds) {
-				add(kinds.FactFieldTargetKinds, field, fmt.Sprintf("only %v", row.Strategy.TargetKinds), fmt.Sprintf("only %v", ks))
+		if rowKinds, ok := row.FieldTargetKinds(field); ok {
+			if !sameSet(ks, rowKinds) {
+				add(kinds.FactFieldTargetKinds, field, fmt.Sprintf("only %v", rowKinds), fmt.Sprintf("only %v", ks))
 			}
 			continue
 		}
 		add(kinds.FactFieldTargetKinds, field, "no rule", fmt.Sprintf("only %v", ks))
 	}
-	// A CRD that describes no target field (a schemaless spec) says nothing of the rule.
-	if sf := row.Strategy.Field; sf != "" && len(row.Strategy.TargetKinds) > 0 && f.FieldTargetKinds[sf] == nil && len(f.TargetRefFields) > 0 {
-		add(kinds.FactFieldTargetKinds, sf, fmt.Sprintf("only %v", row.Strategy.TargetKinds), "no rule")
+	// A CRD that describes no target field (a schemaless spec) says nothing of the rules.
+	if len(f.TargetRefFields) > 0 {
+		for _, field := range ruledFields(row) {
+			if f.FieldTargetKinds[field] == nil {
+				rowKinds, _ := row.FieldTargetKinds(field)
+				add(kinds.FactFieldTargetKinds, field, fmt.Sprintf("only %v", rowKinds), "no rule")
+			}
+		}
 	}
 
 	for _, x := range f.ExclusiveFields {
@@ -243,9 +254,24 @@ func compareFacts(row *kinds.KindRow, f Facts) []Drift {
 		}
 	}
 	for _, r := range row.References {
-		if !crdRefs[r.Path] {
+		// A NameNamespace reference (a name and a namespace, its kind fixed by the field) has
+		// no kind field, so FactsOf does not find it: nothing to compare it with.
+		if !crdRefs[r.Path] && r.Shape != kinds.NameNamespaceShape {
 			add("reference", r.Path, "lists it", "has no reference-shaped field there")
 		}
+	}
+	return out
+}
+
+// ruledFields are the spec fields the row ties to some target kinds: its strategy field
+// (when Strategy.TargetKinds is set), then its FieldTargets.
+func ruledFields(row *kinds.KindRow) []string {
+	var out []string
+	if row.Strategy.Field != "" && len(row.Strategy.TargetKinds) > 0 {
+		out = append(out, row.Strategy.Field)
+	}
+	for _, ft := range row.FieldTargets {
+		out = append(out, ft.Field)
 	}
 	return out
 }

@@ -167,3 +167,45 @@ func TestCompareReadsEveryListedVersion(t *testing.T) {
 		"example.io/SamplePolicy reference backendRef: row does not list it; CRD a reference with a namespace field",
 	}, got)
 }
+
+// A row's fieldTargets are compared with the CRD's per-field rules as its strategy field's
+// rule is: the same kinds, other kinds, a rule the CRD lacks, a rule the row lacks.
+func TestCompareFieldTargets(t *testing.T) {
+	var obj map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(sampleCRD), &obj))
+	crd := FromObject(obj)
+	cases := map[string]struct {
+		fieldTargets []kinds.FieldTarget
+		want         []string
+	}{
+		"the CRD's kinds": {fieldTargets: []kinds.FieldTarget{{Field: "special", TargetKinds: []string{"Gateway"}}}},
+		"more kinds than the CRD's": {
+			fieldTargets: []kinds.FieldTarget{{Field: "special", TargetKinds: []string{"HTTPRoute", "Gateway"}}},
+			want:         []string{"example.io/SamplePolicy fieldTargetKinds special: row only [HTTPRoute Gateway]; CRD only [Gateway]"},
+		},
+		"a rule the CRD lacks, and none where it has one": {
+			fieldTargets: []kinds.FieldTarget{{Field: "extra", TargetKinds: []string{"HTTPRoute"}}},
+			want: []string{
+				"example.io/SamplePolicy fieldTargetKinds special: row no rule; CRD only [Gateway]",
+				"example.io/SamplePolicy fieldTargetKinds extra: row only [HTTPRoute]; CRD no rule",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			row := &kinds.KindRow{
+				Group: "example.io", Kind: "SamplePolicy", TargetRefFields: []string{"targetRefs", "targetSelectors"},
+				Strategy:     kinds.Strategy{Field: "mergeType", TargetKinds: []string{"HTTPRoute"}},
+				FieldTargets: tc.fieldTargets,
+			}
+			drift, _ := Compare(row, crd)
+			var got []string
+			for _, d := range drift {
+				if d.Fact == kinds.FactFieldTargetKinds {
+					got = append(got, d.String())
+				}
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

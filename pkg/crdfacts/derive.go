@@ -34,7 +34,7 @@ func Derive(base *kinds.KindRow, crd *CRD) kinds.KindRow {
 	}
 	// Every version the CRD serves is read, the versions the row did not list too: a policy
 	// may be written at any of them.
-	for _, v := range compareVersions(&row, crd) {
+	for _, v := range compareVersions(&row, KindFactsOf(crd)) {
 		for _, x := range v.drift {
 			d.widen(x, v.facts)
 		}
@@ -69,11 +69,17 @@ type deriver struct {
 	// maxItems is the widest targetRefs limit a version has that is wider than the row's
 	// (0: a version sets none); -1 while none is wider.
 	maxItems int
-	// fieldKinds are the strategy field's target kinds the versions admit beyond the row's;
-	// fieldNoRule says a version has no rule on the field.
-	fieldKinds  []string
-	fieldNoRule bool
-	fieldDrift  Drift
+	// fields are, for each field the row ties to target kinds (its strategy field, its
+	// FieldTargets), how the versions widen the rule.
+	fields map[string]*fieldWidening
+}
+
+// fieldWidening is how the CRD's versions widen the row's rule on one field: the target
+// kinds they admit beyond the row's, or no rule at all.
+type fieldWidening struct {
+	kinds  []string
+	noRule bool
+	drift  Drift
 }
 
 func (d *deriver) widen(x Drift, f Facts) {
@@ -94,19 +100,28 @@ func (d *deriver) widen(x Drift, f Facts) {
 		}
 		return // recorded once the widest is known (finish)
 	case kinds.FactFieldTargetKinds:
-		if x.Item != d.base.Strategy.Field {
-			return
+		base, ok := d.base.FieldTargetKinds(x.Item)
+		if !ok {
+			return // a rule the row lacks: the row is the wider already
+		}
+		if d.fields == nil {
+			d.fields = map[string]*fieldWidening{}
+		}
+		w := d.fields[x.Item]
+		if w == nil {
+			w = &fieldWidening{}
+			d.fields[x.Item] = w
 		}
 		ks, ruled := f.FieldTargetKinds[x.Item]
 		if !ruled {
-			d.fieldNoRule = true
+			w.noRule = true
 		}
 		for _, k := range ks {
-			if !slices.Contains(d.base.Strategy.TargetKinds, k) && !slices.Contains(d.fieldKinds, k) {
-				d.fieldKinds = append(d.fieldKinds, k)
+			if !slices.Contains(base, k) && !slices.Contains(w.kinds, k) {
+				w.kinds = append(w.kinds, k)
 			}
 		}
-		d.fieldDrift = x
+		w.drift = x
 		return // recorded in finish
 	case kinds.FactReferenceKinds:
 		path, kind, _ := strings.Cut(x.Item, " ")
@@ -166,22 +181,42 @@ func (d *deriver) finish() {
 		x := Drift{Kind: gk, Fact: kinds.FactMaxTargetRefs, Row: limit(RowMaxTargetRefs(d.base)), CRD: limit(d.maxItems)}
 		d.widened[x.Key()] = x
 	}
-	switch {
-	case d.fieldNoRule:
-		d.row.Strategy.TargetKinds = nil
-		x := d.fieldDrift
-		x.Row, x.CRD = fmt.Sprintf("only %v", d.base.Strategy.TargetKinds), "no rule"
-		d.widened[x.Key()] = x
-	case len(d.fieldKinds) > 0:
-		d.row.Strategy.TargetKinds = append(d.row.Strategy.TargetKinds, d.fieldKinds...)
-		for _, k := range d.fieldKinds {
-			if !slices.ContainsFunc(d.row.Targets, func(t kinds.TargetKind) bool { return t.Kind == k }) {
-				d.addTarget(k, nil) // a strategy target kind is a target kind (validateRow)
+	for _, field := range slices.Sorted(maps.Keys(d.fields)) {
+		w := d.fields[field]
+		base, _ := d.base.FieldTargetKinds(field)
+		x := w.drift
+		switch {
+		case w.noRule:
+			d.setFieldTargetKinds(field, nil)
+			x.Row, x.CRD = fmt.Sprintf("only %v", base), "no rule"
+		case len(w.kinds) > 0:
+			widened := append(slices.Clone(base), w.kinds...)
+			d.setFieldTargetKinds(field, widened)
+			for _, k := range w.kinds {
+				if !slices.ContainsFunc(d.row.Targets, func(t kinds.TargetKind) bool { return t.Kind == k }) {
+					d.addTarget(k, nil) // a field's target kind is a target kind (validateRow)
+				}
 			}
+			x.Row, x.CRD = fmt.Sprintf("only %v", base), fmt.Sprintf("only %v", widened)
+		default:
+			continue
 		}
-		x := d.fieldDrift
-		x.Row, x.CRD = fmt.Sprintf("only %v", d.base.Strategy.TargetKinds), fmt.Sprintf("only %v", d.row.Strategy.TargetKinds)
 		d.widened[x.Key()] = x
+	}
+}
+
+// setFieldTargetKinds replaces the row's rule on field: the strategy field's, or its
+// FieldTargets entry (removed when ks is nil: no rule).
+func (d *deriver) setFieldTargetKinds(field string, ks []string) {
+	if field == d.row.Strategy.Field {
+		d.row.Strategy.TargetKinds = ks
+		return
+	}
+	d.row.FieldTargets = slices.DeleteFunc(d.row.FieldTargets, func(ft kinds.FieldTarget) bool { return ft.Field == field && ks == nil })
+	for i := range d.row.FieldTargets {
+		if d.row.FieldTargets[i].Field == field {
+			d.row.FieldTargets[i].TargetKinds = ks
+		}
 	}
 }
 
@@ -191,6 +226,10 @@ func clone(base *kinds.KindRow) kinds.KindRow {
 	row.Versions = slices.Clone(base.Versions)
 	row.Targets = slices.Clone(base.Targets)
 	row.Strategy.TargetKinds = slices.Clone(base.Strategy.TargetKinds)
+	row.FieldTargets = slices.Clone(base.FieldTargets)
+	for i := range row.FieldTargets {
+		row.FieldTargets[i].TargetKinds = slices.Clone(base.FieldTargets[i].TargetKinds)
+	}
 	row.References = slices.Clone(base.References)
 	for i := range row.References {
 		row.References[i].Kinds = slices.Clone(base.References[i].Kinds)

@@ -278,3 +278,118 @@ func withBad(e *field.Error, bad any) *field.Error {
 	e.BadValue = bad
 	return e
 }
+
+// A row's fieldTargets widen as its strategy field's rule does: to the kinds the installed
+// CRD's rule admits, or away where the CRD has no rule on the field; the built-in row is
+// left as it was.
+func TestDeriveWidensFieldTargets(t *testing.T) {
+	table := kinds.NewKindTable()
+	require.NoError(t, table.Load([]byte(`
+kinds:
+- group: example.io
+  kind: SamplePolicy
+  versions: [v1]
+  class: Inherited
+  targets:
+  - {group: gateway.networking.k8s.io, kind: Gateway, section: Listener}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, section: RouteRule}
+  fieldTargets:
+  - {field: special, targetKinds: [Gateway]}
+  - {field: gone, targetKinds: [HTTPRoute]}
+  - {field: same, targetKinds: [HTTPRoute]}
+`), "builtin"))
+	base := rulestest.MustRow(t, table, "example.io", "SamplePolicy")
+	crd := FromObject(rulestest.Decode(t, `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: samplepolicies.example.io}
+spec:
+  group: example.io
+  names: {kind: SamplePolicy}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            x-kubernetes-validations:
+            - rule: "!has(self.special) || self.targetRefs.all(ref, ref.kind in ['Gateway', 'HTTPRoute'])"
+            - rule: "!has(self.same) || self.targetRefs.all(ref, ref.kind == 'HTTPRoute')"
+            properties:
+              targetRefs:
+                items:
+                  properties:
+                    kind: {type: string, enum: [Gateway, HTTPRoute]}
+                    name: {type: string}
+`))
+	row := Derive(base, crd)
+	assert.Equal(t, []kinds.FieldTarget{
+		{Field: "special", TargetKinds: []string{"Gateway", "HTTPRoute"}},
+		{Field: "same", TargetKinds: []string{"HTTPRoute"}},
+	}, row.FieldTargets)
+	assert.Equal(t, []kinds.CRDDrift{
+		{Fact: "fieldTargetKinds", Item: "special", Row: "only [Gateway]", CRD: "only [Gateway HTTPRoute]", Widened: true},
+		{Fact: "fieldTargetKinds", Item: "gone", Row: "only [HTTPRoute]", CRD: "no rule", Widened: true},
+	}, row.Installed.Drift)
+	assert.Equal(t, []kinds.FieldTarget{
+		{Field: "special", TargetKinds: []string{"Gateway"}},
+		{Field: "gone", TargetKinds: []string{"HTTPRoute"}},
+		{Field: "same", TargetKinds: []string{"HTTPRoute"}},
+	}, base.FieldTargets)
+}
+
+// A field the built-in row ties to some target kinds and the installed CRD's rule does not:
+// the built-in row denies it, the derived row admits it with a CRDDrift warning.
+func TestDerivedFieldTargetsWarnInsteadOfDenying(t *testing.T) {
+	const row = `
+kinds:
+- group: example.io
+  kind: SamplePolicy
+  versions: [v1]
+  readAt: example/sample v1.0.0
+  class: Inherited
+  targets:
+  - {group: gateway.networking.k8s.io, kind: Gateway, section: Listener}
+  - {group: gateway.networking.k8s.io, kind: HTTPRoute, section: RouteRule}
+  fieldTargets: [{field: special, targetKinds: [Gateway]}]
+`
+	const crd = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: samplepolicies.example.io}
+spec:
+  group: example.io
+  names: {kind: SamplePolicy}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        properties:
+          spec:
+            x-kubernetes-validations:
+            - rule: "!has(self.special) || self.targetRefs.all(ref, ref.kind in ['Gateway', 'HTTPRoute'])"
+            properties:
+              targetRefs:
+                items:
+                  properties:
+                    kind: {type: string, enum: [Gateway, HTTPRoute]}
+                    name: {type: string}
+              special: {type: string}
+`
+	doc := "apiVersion: example.io/v1\nkind: SamplePolicy\nmetadata: {name: p, namespace: app}\nspec: {special: x, targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r1}]}\n"
+	table := kinds.NewKindTable()
+	require.NoError(t, table.Load([]byte(row), "builtin"))
+	v := rulestest.Judge(t, table, rulestest.World(t, table, rulestest.Topology), doc)
+	rulestest.Matcher.Test(t, field.ErrorList{rulestest.ReasonErr(field.ErrorTypeForbidden, "spec.special", "InvalidTargetRef",
+		"may be set only when every target is one of Gateway; this policy targets a HTTPRoute")}, v.Denials)
+
+	base := rulestest.MustRow(t, table, "example.io", "SamplePolicy")
+	require.NoError(t, table.Put(Derive(base, FromObject(rulestest.Decode(t, crd)))))
+	v = rulestest.Judge(t, table, rulestest.World(t, table, rulestest.Topology), doc)
+	assert.Empty(t, v.Denials)
+	assert.Equal(t, []string{"CRDDrift: spec.special: the installed CRD samplepolicies.example.io admits `special` on a policy that targets a HTTPRoute, which the webhook's row of SamplePolicy (read at example/sample v1.0.0) does not; judged by the installed CRD"}, v.Warnings)
+}

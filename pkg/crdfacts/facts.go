@@ -11,42 +11,42 @@ var TargetFields = []string{"targetRef", "targetRefs", "targetSelectors"}
 
 // Facts are what one CRD version says about a policy kind's targets and references.
 type Facts struct {
-	Version string
+	Version string `json:"-"`
 	// TargetRefFields are the target fields the spec schema has.
-	TargetRefFields []string
+	TargetRefFields []string `json:"targetRefFields,omitempty"`
 	// MaxTargetRefs is spec.targetRefs' maxItems; 0 when the CRD sets none.
-	MaxTargetRefs int
+	MaxTargetRefs int `json:"maxTargetRefs,omitempty"`
 	// TargetKinds are the kinds the CRD's kind enums and CEL rules about targets admit,
 	// sorted; nil when they restrict none.
-	TargetKinds []string
+	TargetKinds []string `json:"targetKinds,omitempty"`
 	// TargetGroups likewise, from group enums and CEL rules ("" is the core group).
-	TargetGroups []string
+	TargetGroups []string `json:"targetGroups,omitempty"`
 	// FieldTargetKinds maps a spec field to the only target kinds a CEL rule lets a
 	// policy that sets it have (Envoy Gateway: "mergeType can only be used with xRoute
 	// targets").
-	FieldTargetKinds map[string][]string
+	FieldTargetKinds map[string][]string `json:"fieldTargetKinds,omitempty"`
 	// TargetNamespace is what a target reference may say about its namespace: "absent"
 	// (no such field), "forbidden" (the field exists, a rule or maxLength keeps it empty)
 	// or "allowed".
-	TargetNamespace string
+	TargetNamespace string `json:"targetNamespace"`
 	// ExclusiveFields are the spec fields a CEL rule forbids together with a target field
 	// (Istio: "only one of targetRefs or selector can be set").
-	ExclusiveFields []string
+	ExclusiveFields []string `json:"exclusiveFields,omitempty"`
 	// SelectorsExclusive says a CEL rule forbids targetSelectors together with targetRef(s).
-	SelectorsExclusive bool
+	SelectorsExclusive bool `json:"selectorsExclusive,omitempty"`
 	// References are the reference-shaped fields of the spec outside the target fields
 	// (objects with name and kind), as row paths ("a.b[]").
-	References []Ref
+	References []Ref `json:"references,omitempty"`
 }
 
 // Ref is one reference-shaped field.
 type Ref struct {
-	Path string
+	Path string `json:"path"`
 	// Namespaced says the reference has a namespace field (it may cross namespaces).
-	Namespaced bool
+	Namespaced bool `json:"namespaced,omitempty"`
 	// Kinds are the kinds its kind enum or the CEL rules about it admit; nil when they
 	// restrict none.
-	Kinds []string
+	Kinds []string `json:"kinds,omitempty"`
 }
 
 var (
@@ -54,7 +54,18 @@ var (
 	quotedGroup = regexp.MustCompile(`group\s*(?:==|in)\s*\[?\s*'([a-z0-9.-]*)'`)
 	fieldRule   = regexp.MustCompile(`^\s*!\s*has\(self\.([A-Za-z0-9_]+)\)\s*\|\|`)
 	countedHas  = regexp.MustCompile(`\(has\(self\.([A-Za-z0-9_]+)\)\s*\?\s*1\s*:\s*0\)`)
-	atMostOne   = regexp.MustCompile(`(<=|==)\s*1\s*$`)
+	// hasList is kubebuilder's ExactlyOneOf/AtMostOneOf rule:
+	// [has(self.a),has(self.b)].filter(x,x==true).size() == 1 (agentgateway's targets).
+	hasList = regexp.MustCompile(`^\[\s*has\(self\.[A-Za-z0-9_]+\)(\s*,\s*has\(self\.[A-Za-z0-9_]+\))*\s*\]\.filter\(\s*x\s*,\s*x\s*==\s*true\s*\)\.size\(\)`)
+	hasAtom = regexp.MustCompile(`has\(self\.([A-Za-z0-9_.]+)\)`)
+	// ifThen is a rule that holds only under a condition: cond ? rule : true.
+	ifThen = regexp.MustCompile(`(?s)^\s*(.+?)\s*\?\s*(.+?)\s*:\s*true\s*$`)
+	// hasOnly is a condition made of has() tests joined by &&, nothing else.
+	hasOnly = regexp.MustCompile(`^\s*has\(self\.[A-Za-z0-9_.]+\)(\s*&&\s*has\(self\.[A-Za-z0-9_.]+\))*\s*$`)
+	// notExists is a rule that excludes some kinds (!self.targetRefs.exists(t, t.kind ==
+	// 'Service')) rather than listing the admitted ones.
+	notExists = regexp.MustCompile(`!\s*self\.[A-Za-z0-9_]+\.exists\(`)
+	atMostOne = regexp.MustCompile(`(<=|==)\s*1\s*$`)
 	// literalKinds is a kind pattern that only lists kinds: ^(Gateway|HTTPRoute)$.
 	literalKinds = regexp.MustCompile(`^\^?\(?([A-Z][A-Za-z0-9]*(?:\|[A-Z][A-Za-z0-9]*)*)\)?\$?$`)
 	emptyRule    = regexp.MustCompile(`self\.size\(\)\s*==\s*0|self\s*==\s*''`)
@@ -106,15 +117,18 @@ func FactsOf(c *CRD, version string) Facts {
 	}
 	for _, r := range rules {
 		if strings.Contains(r, "kind") {
+			field, body, ruled := fieldOfRule(r)
 			var ks []string
-			for _, mm := range quotedKind.FindAllStringSubmatch(r, -1) {
+			for _, mm := range quotedKind.FindAllStringSubmatch(body, -1) {
 				ks = append(ks, mm[1])
 			}
 			if len(ks) == 0 {
 				continue
 			}
-			if fm := fieldRule.FindStringSubmatch(r); fm != nil && !isTargetField(fm[1]) {
-				f.FieldTargetKinds[fm[1]] = sortedSet(append(f.FieldTargetKinds[fm[1]], ks...))
+			if ruled {
+				if field != "" {
+					f.FieldTargetKinds[field] = sortedSet(append(f.FieldTargetKinds[field], ks...))
+				}
 				continue
 			}
 			for _, k := range ks {
@@ -135,8 +149,12 @@ func FactsOf(c *CRD, version string) Facts {
 		if !atMostOne.MatchString(strings.TrimSpace(r)) {
 			continue
 		}
+		counted := countedHas.FindAllStringSubmatch(r, -1)
+		if hasList.MatchString(strings.TrimSpace(r)) {
+			counted = hasAtom.FindAllStringSubmatch(r, -1)
+		}
 		var targets, others []string
-		for _, mm := range countedHas.FindAllStringSubmatch(r, -1) {
+		for _, mm := range counted {
 			if isTargetField(mm[1]) {
 				targets = append(targets, mm[1])
 			} else {
@@ -191,6 +209,45 @@ func FactsOf(c *CRD, version string) Facts {
 	}
 	sort.Slice(f.References, func(i, j int) bool { return f.References[i].Path < f.References[j].Path })
 	return f
+}
+
+// fieldOfRule reads a CEL rule about target kinds: ruled says it holds only when a spec
+// field is set, and field names that field ("" when the rule is conditional in a way the
+// facts do not hold: on a value, on several fields, or excluding kinds rather than listing
+// them); body is the part of the rule that names the kinds. A rule that is not ruled
+// restricts every policy's targets. The two forms read: `!has(self.f) || <rule>` (Envoy
+// Gateway, kgateway) and `has(self.f) && has(self.targetRefs) ? <rule> : true`
+// (agentgateway), where a condition on target fields alone is no condition.
+func fieldOfRule(r string) (field, body string, ruled bool) {
+	if fm := fieldRule.FindStringSubmatch(r); fm != nil && !isTargetField(fm[1]) {
+		rest := r[len(fm[0]):]
+		if notExists.MatchString(rest) || strings.Contains(rest, "!has(self."+fm[1]+".") {
+			return "", rest, true
+		}
+		return fm[1], rest, true
+	}
+	m := ifThen.FindStringSubmatch(r)
+	if m == nil {
+		return "", r, false
+	}
+	cond, body := m[1], m[2]
+	if !hasOnly.MatchString(cond) {
+		return "", body, true // a condition on a value (agentgateway's traffic.phase)
+	}
+	var fields []string
+	for _, a := range hasAtom.FindAllStringSubmatch(cond, -1) {
+		if !isTargetField(a[1]) {
+			fields = append(fields, a[1])
+		}
+	}
+	switch {
+	case len(fields) == 0:
+		return "", body, false
+	case len(fields) == 1 && !notExists.MatchString(body):
+		return fields[0], body, true
+	default:
+		return "", body, true
+	}
 }
 
 func isTargetField(name string) bool {

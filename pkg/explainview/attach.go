@@ -15,17 +15,25 @@ import (
 // setting but not the point it attaches at. Only shown policies and shown paths are
 // looked at.
 func Attachments(snap topology.State, ex impact.Explanation) []Attachment {
+	out, _ := attachments(snap, ex)
+	return out
+}
+
+// attachments is Attachments, and for each shown policy the shown paths (indexes into
+// ex.Paths) it attaches on: what the page highlights when the policy is selected.
+func attachments(snap topology.State, ex impact.Explanation) ([]Attachment, map[policyKey][]int) {
 	type ref struct{ kind, namespace, name string }
 	shownPolicies := make(map[ref]bool, len(ex.Policies))
 	for _, p := range ex.Policies {
 		shownPolicies[ref{p.Kind, p.Namespace, p.Name}] = true
 	}
 	type pathRef struct{ kind, path string }
-	shownPaths := make(map[pathRef]bool, len(ex.Paths))
-	for _, p := range ex.Paths {
-		shownPaths[pathRef{p.Kind, strings.Join(p.Path, " > ")}] = true
+	shownPaths := make(map[pathRef]int, len(ex.Paths))
+	for i, p := range ex.Paths {
+		shownPaths[pathRef{p.Kind, strings.Join(p.Path, " > ")}] = i
 	}
 	var out []Attachment
+	reach := map[policyKey][]int{}
 	var keys [topology.MaxPathKeys]policy.TargetKey
 	for _, p := range snap.Policies() {
 		if !shownPolicies[ref{p.Row.Kind, p.Namespace, p.Name}] {
@@ -33,10 +41,12 @@ func Attachments(snap topology.State, ex impact.Explanation) []Attachment {
 		}
 		classes := stanzaClasses(p)
 		for _, c := range topology.PathsOf(snap, p) {
-			if !shownPaths[pathRef{p.Row.Kind, c.String()}] {
+			index, shown := shownPaths[pathRef{p.Row.Kind, c.String()}]
+			if !shown {
 				continue
 			}
 			ids := ElementIDs(c.Strings())
+			attached := false
 			for _, key := range c.AppendKeys(keys[:0]) {
 				if !slices.Contains(snap.PoliciesAt(p.Row.GroupKind(), key), p) {
 					continue
@@ -45,13 +55,22 @@ func Attachments(snap topology.State, ex impact.Explanation) []Attachment {
 				if !ok {
 					continue
 				}
+				attached = true
 				for _, class := range classes {
 					out = append(out, Attachment{Kind: p.Row.Kind, Namespace: p.Namespace, Name: p.Name, Node: node, Above: above, Class: class})
 				}
 			}
+			if attached {
+				k := policyKey{p.Row.Kind, p.Namespace, p.Name}
+				reach[k] = append(reach[k], index)
+			}
 		}
 	}
-	return out
+	for k, paths := range reach {
+		slices.Sort(paths)
+		reach[k] = slices.Compact(paths)
+	}
+	return out, reach
 }
 
 // stanzaClasses are the classes of a policy's rule blocks, defaults first; a policy with

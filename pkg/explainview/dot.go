@@ -6,7 +6,7 @@ import (
 )
 
 // DOT renders the graph in Graphviz's language (`dot -Tsvg`): attachment points as boxes
-// joined down the hierarchy, each policy a note filled with its status's colour, and an
+// joined down the hierarchy, in the page's layout order with its columns as ranks, each policy a note filled with its status's colour, and an
 // arrow from it to each point it attaches at, dashed for defaults, bold for overrides.
 func DOT(g Graph) []byte {
 	var b strings.Builder
@@ -23,6 +23,11 @@ func DOT(g Graph) []byte {
 	}
 	for _, e := range d.edges {
 		fmt.Fprintf(&b, "  %s -> %s;\n", e[0], e[1])
+	}
+	// The page's columns: one rank per level, so Graphviz puts every route in one column
+	// as the page does, whichever path reaches it.
+	for _, r := range d.ranks() {
+		fmt.Fprintf(&b, "  { rank=same; %s; }\n", strings.Join(r, "; "))
 	}
 	for _, p := range d.attached {
 		b.WriteString("  " + dotPolicy(p) + "\n")

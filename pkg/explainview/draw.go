@@ -1,7 +1,9 @@
 package explainview
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 )
@@ -22,6 +24,29 @@ type drawing struct {
 type drawnNode struct {
 	id string
 	Node
+	// column is the node's column in the layout, a rank in DOT.
+	column int
+}
+
+// ranks lists the drawing's nodes column by column (columns with one node left out: a
+// rank of one constrains nothing).
+func (d drawing) ranks() [][]string {
+	byColumn := map[int][]string{}
+	var columns []int
+	for _, n := range d.nodes {
+		if _, ok := byColumn[n.column]; !ok {
+			columns = append(columns, n.column)
+		}
+		byColumn[n.column] = append(byColumn[n.column], n.id)
+	}
+	slices.Sort(columns)
+	var out [][]string
+	for _, c := range columns {
+		if len(byColumn[c]) > 1 {
+			out = append(out, byColumn[c])
+		}
+	}
+	return out
 }
 
 type drawnPolicy struct {
@@ -36,12 +61,26 @@ type policyKey struct{ kind, namespace, name string }
 
 func drawingOf(g Graph) drawing {
 	var d drawing
+	// Nodes and edges in the page's layout order (group by group, column by column, top
+	// to bottom), and the columns as ranks, so DOT, Mermaid and the page agree.
+	layout := LayOut(g)
 	node := make(map[string]string, len(g.Nodes))
-	for i, n := range g.Nodes {
-		node[n.ID] = fmt.Sprintf("n%d", i)
-		d.nodes = append(d.nodes, drawnNode{id: node[n.ID], Node: n})
+	order := make(map[string]int, len(g.Nodes))
+	for _, grp := range layout.Groups {
+		for _, n := range grp.Nodes {
+			if _, ok := node[n.ID]; ok {
+				continue // a GatewayClass or Namespace above Gateways of several groups
+			}
+			order[n.ID] = len(d.nodes)
+			node[n.ID] = fmt.Sprintf("n%d", len(d.nodes))
+			d.nodes = append(d.nodes, drawnNode{id: node[n.ID], Node: n.Node, column: n.Column})
+		}
 	}
-	for _, e := range g.Edges {
+	edges := slices.Clone(g.Edges)
+	slices.SortStableFunc(edges, func(a, b Edge) int {
+		return cmp.Or(cmp.Compare(order[a.From], order[b.From]), cmp.Compare(order[a.To], order[b.To]))
+	})
+	for _, e := range edges {
 		d.edges = append(d.edges, [2]string{node[e.From], node[e.To]})
 	}
 	policy := make(map[policyKey]string, len(g.Policies))

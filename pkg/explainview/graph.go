@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/policyattachment/webhook/pkg/rules/impact"
+	"github.com/policyattachment/webhook/pkg/rules/topology"
 )
 
 // Graph is the hierarchy the shown paths walk, with the shown policies and where they
@@ -17,6 +18,22 @@ type Graph struct {
 	Policies []impact.PolicyStatus
 	// Attachments join a policy to a node, with the stanza class it brings there.
 	Attachments []Attachment
+
+	// ex is the explanation drawn: its paths place the nodes and carry the winners.
+	ex impact.Explanation
+	// reach lists, for each policy, the paths (indexes into ex.Paths) it attaches on.
+	reach map[policyKey][]int
+	// index finds a node by its ID.
+	index map[string]int
+}
+
+// graphOf is the graph of an explanation with everything the page needs: where each
+// policy attaches, and the paths it attaches on.
+func graphOf(snap topology.State, ex impact.Explanation) Graph {
+	attached, reach := attachments(snap, ex)
+	g := BuildGraph(ex, attached)
+	g.reach = reach
+	return g
 }
 
 // Node is one attachment point of the hierarchy.
@@ -53,7 +70,7 @@ type Attachment struct {
 // the attachments that land on those nodes (others are dropped: the graph never shows an
 // object the explanation does not).
 func BuildGraph(ex impact.Explanation, attachments []Attachment) Graph {
-	g := Graph{Policies: ex.Policies}
+	g := Graph{Policies: ex.Policies, ex: ex}
 	index := map[string]int{}
 	edges := map[Edge]bool{}
 	addNode := func(n Node) {
@@ -77,6 +94,7 @@ func BuildGraph(ex impact.Explanation, attachments []Attachment) Graph {
 			}
 		}
 	}
+	g.index = index
 	seen := map[Attachment]bool{}
 	for _, a := range attachments {
 		if seen[a] {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/policyattachment/webhook/pkg/rules/impact"
@@ -25,14 +26,17 @@ var (
 	pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 )
 
-// HTML renders the explanation as one self-contained page: the policies with their
-// statuses, and each path's effective policy, setting by setting with the policy that
+// HTML renders the explanation of a graph as one self-contained page: the hierarchy drawn
+// as inline SVG (Layout: each policy a badge on the point it attaches at, each path's
+// winners beside it; selecting a policy or a path highlights what it reaches), the policies
+// with their statuses, and each path's effective policy, setting by setting with the policy that
 // supplied it; search and filters by kind, namespace and policy status, which the page also
 // reads from its URL (#kind=ColorPolicy&namespace=app&status=Enforced&q=blue). Every
 // text comes from the explanation, so the page shows what `explain -o json` shows; its
 // Content-Security-Policy admits only its own inline style and script, by hash, and
 // nothing from the network. title heads the page ("Policies" when empty).
-func HTML(ex impact.Explanation, title string) ([]byte, error) {
+func HTML(g Graph, title string) ([]byte, error) {
+	ex := g.ex
 	if title == "" {
 		title = "Policies"
 	}
@@ -47,21 +51,55 @@ func HTML(ex impact.Explanation, title string) ([]byte, error) {
 	statusOf := make(map[string]string, len(ex.Policies))
 	counts := map[string]int{}
 	kinds, namespaces := set{}, set{}
-	for _, p := range ex.Policies {
+	layout := LayOut(g)
+	wins := make([][]int, len(ex.Policies))
+	badged := make([]bool, len(ex.Policies))
+	for gi, grp := range layout.Groups {
+		var paths []int
+		for _, e := range grp.Entries {
+			paths = append(paths, e.Path)
+			for _, w := range e.Winners {
+				wins[w] = append(wins[w], e.Path)
+			}
+		}
+		for _, n := range grp.Nodes {
+			for _, b := range n.Badges {
+				badged[b.Policy] = true
+			}
+		}
+		slices.Sort(paths)
+		summary := plural(len(grp.Nodes), "object", "objects") + ", " + plural(grp.Routes, "route", "routes") + ", " + plural(len(paths), "path", "paths")
+		data.Groups = append(data.Groups, pageGroup{Title: grp.Title, Summary: summary, Paths: ints(paths),
+			Open: gi < openGroups, SVG: svgGroup(layout, grp, ex, grp.Title)})
+	}
+	for i, p := range ex.Policies {
 		statusOf[p.Kind+" "+policyRef(p.Namespace, p.Name)] = p.Status
 		counts[p.Status]++
 		kinds.add(p.Kind)
 		namespaces.add(p.Namespace)
-		data.Policies = append(data.Policies, pagePolicy{PolicyStatus: p, Class: statusClass(p.Status)})
+		slices.Sort(wins[i])
+		wins[i] = slices.Compact(wins[i])
+		var loses []int
+		for _, pi := range g.reach[policyKey{p.Kind, p.Namespace, p.Name}] {
+			if !slices.Contains(wins[i], pi) {
+				loses = append(loses, pi)
+			}
+		}
+		pp := pagePolicy{PolicyStatus: p, Class: statusClass(p.Status), Index: i, Wins: ints(wins[i]), Loses: ints(loses)}
+		data.Policies = append(data.Policies, pp)
+		if !badged[i] {
+			data.Unattached = append(data.Unattached, pp)
+		}
 	}
 	for _, s := range data.Statuses {
 		data.Counts = append(data.Counts, statusCount{Status: s, Class: statusClass(s), N: counts[s]})
 	}
-	for _, p := range ex.Paths {
+	for i, p := range ex.Paths {
 		path, err := pagePathOf(p, statusOf)
 		if err != nil {
 			return nil, err
 		}
+		path.Index = i
 		kinds.add(p.Kind)
 		for _, ns := range strings.Fields(path.Namespaces) {
 			namespaces.add(ns)
@@ -82,9 +120,12 @@ type page struct {
 	Kinds, Namespaces, Statuses []string
 	Policies                    []pagePolicy
 	Paths                       []pagePath
-	CSS                         template.CSS
-	JS                          template.JS
-	CSP                         string
+	// Groups are the hierarchy's drawings; Unattached the policies on none of them.
+	Groups     []pageGroup
+	Unattached []pagePolicy
+	CSS        template.CSS
+	JS         template.JS
+	CSP        string
 }
 
 type statusCount struct {
@@ -95,9 +136,36 @@ type statusCount struct {
 type pagePolicy struct {
 	impact.PolicyStatus
 	Class string
+	// Index is the policy's place in the explanation, as the picture's badges name it;
+	// Wins and Loses list the paths where it supplies a setting and where it attaches but
+	// supplies none (overridden there), space-separated.
+	Index       int
+	Wins, Loses string
+}
+
+// pageGroup is one part of the hierarchy, drawn in a section of its own that folds.
+type pageGroup struct {
+	Title, Summary string
+	// Paths lists the group's paths, space-separated, for the filters.
+	Paths string
+	Open  bool
+	SVG   template.HTML
+}
+
+// openGroups is how many groups the page opens at first; the others are folded (a whole
+// cluster's hundreds of Gateways would otherwise make one endless page). The filters open
+// those they match.
+const openGroups = 8
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 type pagePath struct {
+	Index    int
 	Kind, ID string
 	Elements []pageElement
 	// Namespaces are those of the path's objects and of the policies behind its settings,

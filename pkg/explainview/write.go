@@ -16,17 +16,18 @@ var Formats = []string{"dot", "mermaid", "html"}
 // if any, and heads the HTML page as the text output does.
 func Write(w io.Writer, format string, snap topology.State, ex impact.Explanation, target *policy.TargetKey) error {
 	var out []byte
+	g := graphOf(snap, ex)
 	switch format {
 	case "dot":
-		out = DOT(BuildGraph(ex, Attachments(snap, ex)))
+		out = DOT(g)
 	case "mermaid":
-		out = Mermaid(BuildGraph(ex, Attachments(snap, ex)))
+		out = Mermaid(g)
 	case "html":
 		title := "Policies"
 		if target != nil {
 			title = "Policies on the paths through " + target.String()
 		}
-		page, err := HTML(ex, title)
+		page, err := HTML(g, title)
 		if err != nil {
 			return err
 		}

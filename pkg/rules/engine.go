@@ -78,6 +78,7 @@ func Evaluate(req Request, snap topology.Snapshot) Verdict {
 	}
 	if !req.Policy.TooManyTargetRefs() {
 		v.Warnings = append(MissingTargetWarnings(req.Policy, snap), validation.WarnImplementationSpecific(req.Policy)...)
+		v.Warnings = append(v.Warnings, validation.WarnNamespaceIgnored(req.Policy)...)
 		v.Warnings = append(v.Warnings, validation.WarnCRDDrift(req.Policy)...)
 	}
 	if len(found) == 0 {

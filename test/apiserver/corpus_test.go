@@ -68,6 +68,12 @@ func TestCorpusThroughTheAPIServer(t *testing.T) {
 				tally["skipped"]++
 				t.Skipf("needs the webhook run with --config %v", sc.config)
 			}
+			if len(sc.crds) > 0 {
+				// `# crds: none`: the scenario shows what the offline door judges by the
+				// rows alone; here the API server has every CRD, and its CEL refuses first.
+				tally["skipped"]++
+				t.Skipf("judged without CRDs (# crds: %v); the API server runs them", sc.crds)
+			}
 			report := runCheck(t, file)
 			setUp(t, cl, sc)
 

@@ -19,8 +19,10 @@ import (
 // objects its `# expect:` lines name) apart from the rest.
 type scenario struct {
 	expect, config []string
-	objects        []document // in document order
-	policies       []document // in document order
+	// crds is the `# crds:` header: "none" for a scenario judged without CRDs.
+	crds     []string
+	objects  []document // in document order
+	policies []document // in document order
 }
 
 // document is one object of a scenario, as written.
@@ -42,7 +44,7 @@ func readScenario(t *testing.T, file string, isNamespaced func(*unstructured.Uns
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	header := readHeader(data)
-	sc := scenario{expect: header["expect"], config: header["config"]}
+	sc := scenario{expect: header["expect"], config: header["config"], crds: header["crds"]}
 	policies := map[string]bool{}
 	for _, line := range sc.expect {
 		f := strings.Fields(line)

@@ -17,62 +17,11 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
-// unchecked is every built-in kind no source module serves the CRD of, and why. A CRD not
-// served as a Go module enters testdata only as the facts read from it (project rule), so
-// these rows are checked by reading alone.
-var unchecked = map[string]string{
-	"agentgateway.dev/AgentgatewayPolicy":      notServed("github.com/agentgateway/agentgateway"),
-	"extensions.kuadrant.io/OIDCPolicy":        notServed("github.com/kuadrant/kuadrant-operator"),
-	"extensions.kuadrant.io/PlanPolicy":        notServed("github.com/kuadrant/kuadrant-operator"),
-	"extensions.kuadrant.io/TelemetryPolicy":   notServed("github.com/kuadrant/kuadrant-operator"),
-	"extensions.kuadrant.io/ThreatPolicy":      notServed("github.com/kuadrant/kuadrant-operator"),
-	"gateway.kgateway.dev/BackendConfigPolicy": notServed("github.com/kgateway-dev/kgateway/v2"),
-	"gateway.kgateway.dev/HTTPListenerPolicy":  notServed("github.com/kgateway-dev/kgateway/v2"),
-	"gateway.kgateway.dev/ListenerPolicy":      notServed("github.com/kgateway-dev/kgateway/v2"),
-	"gateway.kgateway.dev/TrafficPolicy":       notServed("github.com/kgateway-dev/kgateway/v2"),
-	"gateway.nginx.org/ClientSettingsPolicy":   notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/ObservabilityPolicy":    notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/PayloadProcessor":       notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/ProxySettingsPolicy":    notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/RateLimitPolicy":        notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/SnippetsPolicy":         notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/UpstreamSettingsPolicy": notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"gateway.nginx.org/WAFPolicy":              notServed("github.com/nginx/nginx-gateway-fabric/v2"),
-	"kuadrant.io/AuthPolicy":                   notServed("github.com/kuadrant/kuadrant-operator"),
-	"kuadrant.io/DNSPolicy":                    notServed("github.com/kuadrant/kuadrant-operator"),
-	"kuadrant.io/RateLimitPolicy":              notServed("github.com/kuadrant/kuadrant-operator"),
-	"kuadrant.io/TLSPolicy":                    notServed("github.com/kuadrant/kuadrant-operator"),
-	"kuadrant.io/TokenRateLimitPolicy":         notServed("github.com/kuadrant/kuadrant-operator"),
-	"policy.linkerd.io/AuthorizationPolicy":    notServed("github.com/linkerd/linkerd2"),
-	"policies.controller.io/ColorPolicy":       "GEP-713's example kind: no implementation ships a CRD for it",
-
-	// Envoy AI Gateway: rows read from envoyproxy/ai-gateway v1.1.0 (c217da8a) by hand.
-	"aigateway.envoyproxy.io/BackendSecurityPolicy": notServed("github.com/envoyproxy/ai-gateway"),
-	"aigateway.envoyproxy.io/QuotaPolicy":           notServed("github.com/envoyproxy/ai-gateway"),
-
-	// GKE: rows read from GoogleCloudPlatform/gke-gateway-api fc40d606 and GKE's docs.
-	"networking.gke.io/GCPBackendPolicy":             notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
-	"networking.gke.io/HealthCheckPolicy":            notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
-	"networking.gke.io/GCPGatewayPolicy":             notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
-	"networking.gke.io/GCPTrafficDistributionPolicy": notServed("github.com/GoogleCloudPlatform/gke-gateway-api"),
-	// AWS Gateway API controller: rows read from aws/aws-application-networking-k8s v2.1.3.
-	"application-networking.k8s.aws/TargetGroupPolicy":    notServed("github.com/aws/aws-application-networking-k8s"),
-	"application-networking.k8s.aws/IAMAuthPolicy":        notServed("github.com/aws/aws-application-networking-k8s"),
-	"application-networking.k8s.aws/VpcAssociationPolicy": notServed("github.com/aws/aws-application-networking-k8s"),
-	"application-networking.k8s.aws/AccessLogPolicy":      notServed("github.com/aws/aws-application-networking-k8s"),
-	// Linkerd: read from linkerd2 edge-26.8.3.
-	"policy.linkerd.io/HTTPLocalRateLimitPolicy": notServed("github.com/linkerd/linkerd2"),
-}
-
-func notServed(module string) string {
-	return module + " is not served by the Go module proxy (it answers 403 for it)"
-}
-
 // uncheckedAtOlder is, for each further release a source is checked at (AlsoAt), the
 // built-in kinds of its groups that release ships no CRD for, and why.
 var uncheckedAtOlder = map[string]map[string]string{
 	"gateway-api@v1.6.3": {
-		"gateway.networking.x-k8s.io/XTelemetryPolicy": "its module ships no CRD for it",
+		"gateway.networking.x-k8s.io/XTelemetryPolicy": "its source ships no CRD for it",
 	},
 }
 
@@ -82,7 +31,9 @@ var uncheckedAtOlder = map[string]map[string]string{
 // on a built-in kind that is neither checked nor listed as unchecked, and on a CRD labelled
 // gateway.networking.k8s.io/policy that no row describes.
 func TestBuiltinRowsAgainstCRDs(t *testing.T) {
-	passes, err := CheckPasses(context.Background(), kinds.BuiltinKindTable().Rows(), DefaultSources())
+	facts, err := LoadAllFactFiles(filepath.Join("..", "..", FactsDir))
+	require.NoError(t, err)
+	passes, err := CheckPasses(context.Background(), kinds.BuiltinKindTable().Rows(), DefaultSources(), facts)
 	if err != nil {
 		if os.Getenv("CI") == "" && isFetchError(err) {
 			t.Skipf("the implementations' CRD modules cannot be fetched (CI unset, so skipped; in CI this fails): %v", err)
@@ -101,7 +52,14 @@ func TestBuiltinRowsAgainstCRDs(t *testing.T) {
 				unexpected = append(unexpected, p.Name()+": "+d.String())
 			}
 		}
-		assert.Empty(t, p.Unlisted, "%s: CRDs labelled %s with no built-in row: add a row for each", p.Name(), PolicyLabel)
+		var unlisted []string
+		for _, u := range p.Unlisted {
+			if _, known := KnownUnlisted[unlistedKind(u)]; !known {
+				unlisted = append(unlisted, u)
+			}
+			seen["unlisted "+unlistedKind(u)] = true
+		}
+		assert.Empty(t, unlisted, "%s: CRDs labelled %s with no built-in row: add a row for each (or list it in KnownUnlisted, with why)", p.Name(), PolicyLabel)
 	}
 	sort.Strings(unexpected)
 	assert.Empty(t, unexpected, "drift between the rows and their CRDs (fix the row, or list the drift in KnownDrift with its reason):\n%s", strings.Join(unexpected, "\n"))
@@ -114,9 +72,19 @@ func TestBuiltinRowsAgainstCRDs(t *testing.T) {
 	}
 	sort.Strings(gone)
 	assert.Empty(t, gone, "KnownDrift lists drift that is gone (the row was fixed): remove these entries")
+	gone = nil
+
+	for k := range KnownUnlisted {
+		if !seen["unlisted "+k] {
+			gone = append(gone, "KnownUnlisted "+k)
+		}
+	}
+	sort.Strings(gone)
+	assert.Empty(t, gone, "KnownUnlisted lists a kind that now has a row or is gone: remove these entries")
 
 	first := passes[0]
-	assert.Equal(t, sortedKeys(unchecked), sortedKeys(first.Result.Unchecked), "built-in kinds with no CRD to check them against: say why in `unchecked`, or add a source")
+	assert.Empty(t, first.Result.Unchecked, "built-in kinds with no CRD to check them against: add a source or fact files (make kind-facts), or say in NoCRD why none exists")
+	assert.Equal(t, sortedKeys(NoCRD), sortedKeys(first.Result.NoCRD), "NoCRD lists only built-in kinds")
 	for k, where := range first.Result.Checked {
 		t.Logf("%s checked against %s", k, where)
 	}
@@ -235,5 +203,55 @@ func TestCheckedRowsSayTheyWereReadAtTheirSource(t *testing.T) {
 				assert.True(t, strings.HasSuffix(row.ReadAt, " "+src.Version), "%s/%s readAt %q, checked against %s@%s", row.Group, row.Kind, row.ReadAt, src.Module, src.Version)
 			}
 		}
+	}
+}
+
+// The fact files are those `make kind-facts` writes for DefaultRepoSources at the refs
+// refs.yaml names: a folder per source, each file stamped with the source's repository and
+// ref, holding only kinds the source reads; and a built-in row checked against a fact file
+// that names its release (readAt) names that repository and ref.
+func TestFactFilesFollowTheirSources(t *testing.T) {
+	dir := filepath.Join("..", "..", FactsDir)
+	refs, err := LoadRefs(dir)
+	require.NoError(t, err)
+	bySource, err := LoadFactFiles(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, src := range DefaultRepoSources() {
+		names = append(names, src.Name)
+		require.NotEmpty(t, refs[src.Name], "%s: no ref in %s", src.Name, RefsFile)
+		facts := bySource[src.Name]
+		require.NotEmpty(t, facts, "%s: no fact files: run make kind-facts", src.Name)
+		for _, f := range facts {
+			assert.Equal(t, src.Repo, f.Repository, "%s/%s", src.Name, f.Kind)
+			assert.Equal(t, refs[src.Name], f.Ref, "%s/%s: read at another ref than %s names: run make kind-facts", src.Name, f.Kind, RefsFile)
+			assert.Regexp(t, `^[0-9a-f]{40}$`, f.Commit, "%s/%s", src.Name, f.Kind)
+			assert.True(t, src.reads(f.Group, f.Group+"/"+f.Kind), "%s: %s/%s is not a kind it reads", src.Name, f.Group, f.Kind)
+			assert.NotEmpty(t, f.Served, "%s/%s", src.Name, f.Kind)
+			for _, v := range f.Served {
+				assert.Contains(t, f.Versions, v, "%s/%s: no facts at served version %s", src.Name, f.Kind, v)
+			}
+		}
+	}
+	assert.ElementsMatch(t, names, sortedKeys(refs), "%s names exactly the sources", RefsFile)
+	var folders []string
+	for n := range bySource {
+		folders = append(folders, n)
+	}
+	assert.ElementsMatch(t, names, folders, "one folder of fact files per source")
+
+	facts, err := LoadAllFactFiles(dir)
+	require.NoError(t, err)
+	byKind := map[string]FactFile{}
+	for _, f := range facts {
+		byKind[f.Group+"/"+f.Kind] = f
+	}
+	for _, row := range kinds.BuiltinKindTable().Rows() {
+		f, ok := byKind[row.Group+"/"+row.Kind]
+		if !ok || row.ReadAt == "" {
+			continue
+		}
+		repo, ref, _ := strings.Cut(row.ReadAt, " ")
+		assert.True(t, strings.EqualFold(repo, f.Repository) && ref == f.Ref, "%s/%s readAt %q, checked against %s@%s", row.Group, row.Kind, row.ReadAt, f.Repository, f.Ref)
 	}
 }

@@ -7,11 +7,14 @@
 // (Passes, CheckPasses). A CRD labelled gateway.networking.k8s.io/policy in a checked module
 // that no row describes is reported too (Pass.Unlisted), so a release's new policy kind is
 // noticed the day it ships. The kinds test (kindsdrift_test.go) fails on drift KnownDrift
-// does not list and on an unlisted kind; `make kinds-drift` prints both at any module
-// version, and exits 1 on either.
+// does not list and on an unlisted kind KnownUnlisted does not; `make kinds-drift` prints
+// both at any module version, and exits 1 on either.
 //
 // CRDs are read from the module cache (`go mod download`), never copied into the repository
-// and never added to go.mod.
+// and never added to go.mod. The implementations no module serves are read from git clones of
+// their repositories by `make kind-facts` (RepoSource, ReadRepo): only the facts of each CRD
+// are kept (FactFile, in testdata/kindfacts), and compared in the first pass exactly as a
+// module's CRD is.
 package kindsdrift
 
 import (
@@ -217,28 +220,117 @@ const PolicyLabel = "gateway.networking.k8s.io/policy"
 // some pass of DefaultSources, with why it stands (keyed by Drift.Key). `make kinds-drift`
 // prints it and does not fail on it; the kinds test fails on drift not listed here and on an
 // entry no pass shows any more, so the table stays exact.
-var KnownDrift = map[string]string{
-	// A CEL rule of the CRD limits one field to some target kinds; the row format has a
-	// place for that only for the strategy field (strategy.targetKinds). The API server
-	// applies the rule before the webhook; `check` does not see it (issue 28).
-	"gateway.envoyproxy.io/BackendTrafficPolicy fieldTargetKinds admissionControl": "per-field target rule the row format cannot hold yet; enforced by the API server",
+var KnownDrift = knownDrift()
+
+func knownDrift() map[string]string {
+	known := map[string]string{
+		// AWS Gateway API controller v2.1.3: the CRDs admit targetRef.namespace with no rule,
+		// but policyhelper TargetRefObj looks the target up in the policy's own namespace
+		// whatever the field says and eventhandlers/mapper.go drops a policy whose
+		// targetRef.namespace is another; no ReferenceGrant is read (the rows' comments).
+		"application-networking.k8s.aws/AccessLogPolicy targetNamespace":      awsNamespace,
+		"application-networking.k8s.aws/IAMAuthPolicy targetNamespace":        awsNamespace,
+		"application-networking.k8s.aws/TargetGroupPolicy targetNamespace":    awsNamespace,
+		"application-networking.k8s.aws/VpcAssociationPolicy targetNamespace": awsNamespace,
+		// GKE: NamespacedPolicyTargetReference has an optional namespace with no rule; GKE's
+		// docs require the policy in its target's namespace (the rows' comments, [D]); its
+		// controller is not public.
+		"networking.gke.io/GCPBackendPolicy targetNamespace":  gkeNamespace,
+		"networking.gke.io/GCPGatewayPolicy targetNamespace":  gkeNamespace,
+		"networking.gke.io/HealthCheckPolicy targetNamespace": gkeNamespace,
+		// kgateway at 1f3a3eaf: no CEL rule keeps targetRefs and targetSelectors apart on
+		// these kinds (AgentgatewayPolicy has one); the rows follow the API types' doc
+		// comments ("mutually exclusive"). Whether kgateway refuses a policy with both is not
+		// read: the row may deny what the API server admits (issue 39).
+		"gateway.kgateway.dev/TrafficPolicy selectorsExclusive":       kgatewaySelectors,
+		"gateway.kgateway.dev/ListenerPolicy selectorsExclusive":      kgatewaySelectors,
+		"gateway.kgateway.dev/HTTPListenerPolicy selectorsExclusive":  kgatewaySelectors,
+		"gateway.kgateway.dev/BackendConfigPolicy selectorsExclusive": kgatewaySelectors,
+		"gateway.kgateway.dev/TrafficPolicy targetKinds XListenerSet": "the CRD's rule admits r.kind.endsWith('ListenerSet'), XListenerSet too; the facts read only the quoted 'ListenerSet'",
+		"kuadrant.io/DNSPolicy reference providerRefs[]":              "providerRefs items name a Secret by name alone (no kind field, so no reference shape to the facts); the row reads them as Secret references (defaultKind Secret), as dnspolicy_types.go documents them",
+	}
+	add := func(kind, why string, paths ...string) {
+		for _, p := range paths {
+			known[kind+" reference "+p] = why
+		}
+	}
+	// References inside policy bodies that the rows do not list: the implementation follows
+	// them without a ReferenceGrant and the rows model only those that need one or whose
+	// namespace it ignores (Envoy AI Gateway v1.1.0: the OIDC client IDs and secrets, and the
+	// OIDC providers' backendRefs, are read wherever they point).
+	add("aigateway.envoyproxy.io/BackendSecurityPolicy", followedFreely,
+		"awsCredentials.oidcExchangeToken.oidc.clientIDRef", "awsCredentials.oidcExchangeToken.oidc.clientSecret",
+		"awsCredentials.oidcExchangeToken.oidc.provider.backendRefs[]",
+		"azureCredentials.oidcExchangeToken.oidc.clientIDRef",
+		"azureCredentials.oidcExchangeToken.oidc.clientSecret", "azureCredentials.oidcExchangeToken.oidc.provider.backendRefs[]",
+		"gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.clientIDRef",
+		"gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.clientSecret",
+		"gcpCredentials.workloadIdentityFederationConfig.oidcExchangeToken.oidc.provider.backendRefs[]")
+	add("gateway.kgateway.dev/TrafficPolicy", unreadRefs, "apiKeyAuth.secretRef")
+	// Body references nothing has read yet: the rows list none, so the webhook checks no
+	// ReferenceGrant for them and denies nothing through them.
+	add("agentgateway.dev/AgentgatewayPolicy", unreadRefs,
+		"backend.ai.promptGuard.request[].bedrockGuardrails.policies.tunnel.backendRef",
+		"backend.ai.promptGuard.request[].googleModelArmor.policies.tunnel.backendRef",
+		"backend.ai.promptGuard.request[].openAIModeration.policies.tunnel.backendRef",
+		"backend.ai.promptGuard.request[].webhook.backendRef",
+		"backend.ai.promptGuard.response[].bedrockGuardrails.policies.tunnel.backendRef",
+		"backend.ai.promptGuard.response[].googleModelArmor.policies.tunnel.backendRef",
+		"backend.ai.promptGuard.response[].webhook.backendRef",
+		"backend.auth.crossAppAccess.identityProvider.backendRef",
+		"backend.auth.crossAppAccess.resourceAuthorizationServer.backendRef",
+		"backend.auth.oauthTokenExchange.backendRef", "backend.extAuth.backendRef",
+		"backend.mcp.authentication.jwks.backendRef", "backend.mcp.guardrails.processors[].remote.backendRef",
+		"backend.tunnel.backendRef", "frontend.accessLog.otlp.backendRef", "frontend.tracing.backendRef",
+		"traffic.extAuth.backendRef", "traffic.extAuth.conditional[].policy.backendRef",
+		"traffic.extProc.backendRef", "traffic.extProc.conditional[].policy.backendRef",
+		"traffic.jwtAuthentication.providers[].jwks.remote.backendRef",
+		"traffic.rateLimit.conditional[].policy.global.backendRef", "traffic.rateLimit.global.backendRef")
+	add("gateway.kgateway.dev/HTTPListenerPolicy", unreadRefs,
+		"accessLog[].grpcService.backendRef", "accessLog[].openTelemetry.grpcService.backendRef",
+		"tracing.provider.openTelemetry.grpcService.backendRef")
+	add("gateway.kgateway.dev/ListenerPolicy", unreadRefs,
+		"default.clientCertificateValidation.caCertificateRefs[]",
+		"default.httpSettings.accessLog[].grpcService.backendRef",
+		"default.httpSettings.accessLog[].openTelemetry.grpcService.backendRef",
+		"default.httpSettings.tracing.provider.openTelemetry.grpcService.backendRef",
+		"perPort[].listener.httpSettings.accessLog[].grpcService.backendRef",
+		"perPort[].listener.httpSettings.accessLog[].openTelemetry.grpcService.backendRef",
+		"perPort[].listener.httpSettings.tracing.provider.openTelemetry.grpcService.backendRef")
+	add("policy.linkerd.io/AuthorizationPolicy", unreadRefs, "requiredAuthenticationRefs[]")
+	add("policy.linkerd.io/HTTPLocalRateLimitPolicy", unreadRefs, "overrides[].clientRefs[]")
+	return known
 }
+
+const (
+	awsNamespace      = "the controller looks a target up in the policy's own namespace only, whatever targetRef.namespace says (policyhelper TargetRefObj, eventhandlers/mapper.go at v2.1.3)"
+	gkeNamespace      = "GKE's docs require the policy in its target's namespace; the CRD has no rule on targetRef.namespace and GKE's controller is not public"
+	kgatewaySelectors = "the row follows the API docs (targetRefs and targetSelectors \"mutually exclusive\"); the CRD has no rule against both, and whether kgateway refuses both is not read"
+	followedFreely    = "a body reference its implementation follows into any namespace with no ReferenceGrant (envoyproxy/ai-gateway v1.1.0: internal/controller/referencegrant.go reads grants for AIGatewayRoute only): nothing to deny, so the row lists none"
+	unreadRefs        = "a body reference with a namespace field whose ReferenceGrant check, if any, is not read yet; the row lists none, so the webhook checks none"
+)
 
 // Pass is one check of the rows: every source at its Version (the first pass), or one
 // source alone at one of its AlsoAt releases.
 type Pass struct {
 	Sources []Source
-	Result  Result
+	// Facts are the fact files of repositories the pass compared (the first pass only).
+	Facts  []FactFile
+	Result Result
 	// Unlisted are the CRDs of the pass's modules labelled gateway.networking.k8s.io/policy
 	// that no row describes, as "group/Kind (module@version file)", sorted.
 	Unlisted []string
 }
 
-// Name says which module versions a pass read: "gateway-api@v1.6.3, istio@v1.32.0".
+// Name says which module versions a pass read: "gateway-api@v1.6.3, istio@v1.32.0", and
+// ", fact files" when it compared those too.
 func (p Pass) Name() string {
 	names := make([]string, len(p.Sources))
 	for i, s := range p.Sources {
 		names[i] = s.Name + "@" + s.Version
+	}
+	if len(p.Facts) > 0 {
+		names = append(names, "fact files")
 	}
 	return strings.Join(names, ", ")
 }
@@ -251,7 +343,47 @@ func (p Pass) Serves(group string) bool {
 			return true
 		}
 	}
-	return false
+	return slices.ContainsFunc(p.Facts, func(f FactFile) bool { return f.Group == group })
+}
+
+// unlistedFacts lists the fact files of policy-labelled CRDs whose kind no row describes, as
+// UnlistedPolicyKinds does for a module's CRDs.
+func unlistedFacts(facts []FactFile, rows []*kinds.KindRow) []string {
+	known := map[string]bool{}
+	for _, r := range rows {
+		known[r.Group+"/"+r.Kind] = true
+	}
+	var out []string
+	for _, f := range facts {
+		if f.PolicyLabel != "" && !known[f.Group+"/"+f.Kind] {
+			out = append(out, fmt.Sprintf("%s/%s (%s)", f.Group, f.Kind, f.Where()))
+		}
+	}
+	return out
+}
+
+// KnownUnlisted is every CRD labelled gateway.networking.k8s.io/policy, in a source module
+// or fact file, that no built-in row describes yet, and why it stands: `webhook serve`
+// discovers such a kind by its label and judges it by the generic row of the label alone.
+// The kinds test fails on such a CRD not listed here and on an entry no pass shows.
+var KnownUnlisted = map[string]string{
+	"agentgateway.dev/AgentgatewayParameters":    "an infrastructure parameters kind (a GatewayClass's or Gateway's parametersRef), no target field, yet labelled Direct in its CRD (75b4e6ce): judged by the label alone, every one is denied for naming no target (issue 39 report)",
+	"gateway.nginx.org/ExternalLoadBalancer":     "new in NGINX Gateway Fabric after the rows were read (label \"direct\", targetRefs to one Gateway): no row yet",
+	"networking.gke.io/GCPRoutingExtension":      "a GKE service extension (targetRefs, backendRefs to Services) labelled as a policy: no row yet",
+	"networking.gke.io/GCPTrafficExtension":      "a GKE service extension (targetRefs, backendRefs to Services, ServiceImports, ApigeeBackendServices, GCPWasmPlugins) labelled Direct: no row yet",
+	"networking.gke.io/GCPSessionAffinityPolicy": "a GKE policy (single targetRef with a namespace) labelled Direct: no row yet",
+}
+
+// unlistedKind is the "group/Kind" a Pass.Unlisted entry names.
+func unlistedKind(entry string) string {
+	k, _, _ := strings.Cut(entry, " ")
+	return k
+}
+
+// NoCRD is every built-in kind no implementation ships a CRD for, and why: nothing can
+// check its row by machine.
+var NoCRD = map[string]string{
+	"policies.controller.io/ColorPolicy": "GEP-713's example kind: no implementation ships a CRD for it; its row restates the GEP's worked examples",
 }
 
 // Passes splits sources into the passes CheckPasses runs: all of them at their Version,
@@ -273,16 +405,21 @@ func Passes(sources []Source) [][]Source {
 	return out
 }
 
-// CheckPasses checks rows in every pass of sources (Check), and lists the policy-labelled
-// CRDs of each pass that no row describes.
-func CheckPasses(ctx context.Context, rows []*kinds.KindRow, sources []Source) ([]Pass, error) {
+// CheckPasses checks rows in every pass of sources (Check), the fact files of repositories
+// in the first, and lists the policy-labelled CRDs of each pass that no row describes.
+func CheckPasses(ctx context.Context, rows []*kinds.KindRow, sources []Source, facts []FactFile) ([]Pass, error) {
 	var out []Pass
-	for _, srcs := range Passes(sources) {
-		res, err := Check(ctx, rows, srcs)
+	for i, srcs := range Passes(sources) {
+		var passFacts []FactFile
+		if i == 0 {
+			passFacts = facts
+		}
+		res, err := Check(ctx, rows, srcs, passFacts)
 		if err != nil {
 			return nil, err
 		}
-		p := Pass{Sources: srcs, Result: res}
+		p := Pass{Sources: srcs, Facts: passFacts, Result: res}
+		p.Unlisted = unlistedFacts(passFacts, rows)
 		for _, src := range srcs {
 			dir, err := ModuleDir(ctx, src.Module, src.Version)
 			if err != nil {

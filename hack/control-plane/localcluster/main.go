@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -33,7 +34,7 @@ import (
 func main() {
 	var files stringList
 	flag.Var(&files, "f", "file or folder of manifests to apply in order (repeatable)")
-	kubeconfig := flag.String("kubeconfig-out", ".local/kubeconfig", "where to write the kubeconfig of the local cluster")
+	kubeconfig := flag.String("kubeconfig-out", filepath.Join(".local", "kube", "kubeconfig"), "where to write the kubeconfig of the local cluster (its folder is made private, the ones above it are not)")
 	crds := flag.String("crds", "test/crds", "folder of extra CRDs to install (the policy kinds)")
 	current := flag.Bool("current", false, "use the cluster of the current KUBECONFIG instead of starting one; its API server must reach -webhook-host")
 	host := flag.String("webhook-host", "", "with -current: this machine's address as the API server reaches it (default: the first non-loopback IPv4)")

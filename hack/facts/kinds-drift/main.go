@@ -27,6 +27,7 @@ func main() {
 		versions[i] = flag.String(s.Name, def, "version of "+s.Module+" to read the CRDs of; a comma-separated list checks each further version in a pass of its own")
 	}
 	facts := flag.Bool("facts", false, "also print the facts read from each checked CRD")
+	factsDir := flag.String("facts-dir", kindsdrift.FactsDir, "the fact files of the repositories no module serves (make kind-facts writes them)")
 	flag.Parse()
 	for i := range sources {
 		list := splitVersions(*versions[i])
@@ -37,7 +38,12 @@ func main() {
 		sources[i].Version, sources[i].AlsoAt = list[0], list[1:]
 	}
 
-	passes, err := kindsdrift.CheckPasses(context.Background(), kinds.BuiltinKindTable().Rows(), sources)
+	factFiles, err := kindsdrift.LoadAllFactFiles(*factsDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kinds-drift:", err)
+		os.Exit(2)
+	}
+	passes, err := kindsdrift.CheckPasses(context.Background(), kinds.BuiltinKindTable().Rows(), sources, factFiles)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kinds-drift:", err)
 		os.Exit(2)
@@ -104,12 +110,29 @@ func report(p kindsdrift.Pass, first, facts bool) bool {
 	for _, u := range unchecked {
 		fmt.Println(u)
 	}
+	unlisted := 0
 	for _, u := range p.Unlisted {
+		if why, ok := kindsdrift.KnownUnlisted[strings.Fields(u)[0]]; ok {
+			fmt.Printf("%s: labelled %s, no built-in row (known: %s)\n", u, kindsdrift.PolicyLabel, why)
+			continue
+		}
+		unlisted++
 		fmt.Printf("%s: labelled %s but no built-in row describes it: add one to pkg/rules/kinds/builtin_kinds.yaml\n", u, kindsdrift.PolicyLabel)
 	}
-	fmt.Printf("%d kinds checked, %d unchecked, %d drift (%d not known), %d policy kinds without a row\n",
-		len(checked), len(unchecked), len(res.Drift), unknown, len(p.Unlisted))
-	return unknown > 0 || len(p.Unlisted) > 0
+	// Kinds without a CRD are the same in every pass: said once, in the first.
+	var noCRD []string
+	for k, why := range res.NoCRD {
+		if first {
+			noCRD = append(noCRD, k+": no CRD to check it against ("+why+")")
+		}
+	}
+	sort.Strings(noCRD)
+	for _, n := range noCRD {
+		fmt.Println(n)
+	}
+	fmt.Printf("%d kinds checked, %d unchecked, %d without a CRD, %d drift (%d not known), %d policy kinds without a row (%d not known)\n",
+		len(checked), len(unchecked), len(noCRD), len(res.Drift), unknown, len(p.Unlisted), unlisted)
+	return unknown > 0 || unlisted > 0
 }
 
 func splitVersions(s string) []string {

@@ -83,7 +83,9 @@ func dependsOn(with, without topology.Snapshot, p *policy.Policy, namespace stri
 	}
 	refs, _ := p.ObjectRefs()
 	for _, ref := range refs {
-		if ref.HasNamespace && ref.Namespace == namespace && namespace != p.Namespace && check(ref.Group, ref.Kind, ref.Name) {
+		// A reference its implementation follows without a grant (or in the policy's own
+		// namespace whatever it names) loses nothing with it.
+		if ref.HasNamespace && ref.Namespace == namespace && namespace != p.Namespace && p.Row.GrantNeeded(ref.Spec) && check(ref.Group, ref.Kind, ref.Name) {
 			return true
 		}
 	}

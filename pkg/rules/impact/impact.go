@@ -444,8 +444,9 @@ func withoutItemKeys(settings []merge.Setting) []merge.Setting {
 }
 
 // refused returns the reason the implementation refuses p whole in snap by a rule of its row
-// the webhook denies (plain-HTTP listeners sharing a port, too many policies at a target), or
-// "" when it does not: a
+// the webhook denies (plain-HTTP listeners sharing a port, too many policies at a target, a
+// reference field into another namespace that no ReferenceGrant admits), or "" when it does
+// not: a
 // state read from manifests or from a cluster where it was admitted anyway (Warn, or before
 // the webhook) holds it, and the implementation applies it nowhere, so its impact is
 // Overridden. The fold keeps it: Envoy Gateway's refused section policy still claims its
@@ -460,6 +461,9 @@ func refused(p *policy.Policy, snap topology.Snapshot) string {
 		if errs := validation.ValidatePoliciesPerTarget(p, snap, nil); len(errs) > 0 {
 			return validation.ReasonOf(errs[0])
 		}
+	}
+	if errs := validation.ValidateReferenceFieldGrants(p, snap); len(errs) > 0 {
+		return validation.ReasonOf(errs[0])
 	}
 	return ""
 }

@@ -23,6 +23,25 @@ type Implementation struct {
 	// Setting names where an installation changes them: the webhook cannot read it, so a
 	// config file's implementations entry says it instead.
 	Setting string `json:"setting,omitempty"`
+	// ReferenceGrants is how it reads ReferenceGrants, where that differs from GEP-709's
+	// letter; nil: exactly as written, in every installation.
+	ReferenceGrants *GrantReading `json:"referenceGrants,omitempty"`
+}
+
+// GrantReading is how an implementation reads ReferenceGrants.
+type GrantReading struct {
+	// CoreGroupAliases are spellings of the core API group it reads as "" in a grant's from
+	// and to groups (NGINX Gateway Fabric's newReferenceGrantResolver, kgateway's
+	// emptyIfCore: both read "core").
+	CoreGroupAliases []string `json:"coreGroupAliases,omitempty"`
+	// Modes are the grant modes an installation may choose, and Mode the one it runs: the
+	// default in the built-in table; where an installation chose another, a config file's
+	// entry says so (the webhook cannot read the implementation's settings). A reference's
+	// grantModes say in which modes it needs a grant.
+	Modes []string `json:"modes,omitempty"`
+	Mode  string   `json:"mode,omitempty"`
+	// ModeSetting names where an installation chooses its mode.
+	ModeSetting string `json:"modeSetting,omitempty"`
 }
 
 // title is how messages name the implementation.
@@ -44,6 +63,9 @@ func (i *Implementation) validate() error {
 		if domain, path, ok := strings.Cut(c, "/"); !ok || domain == "" || path == "" {
 			problems = append(problems, fmt.Sprintf("controller name %q must be a domain-prefixed path (example.net/gateway-controller)", c))
 		}
+	}
+	if g := i.ReferenceGrants; g != nil && (len(g.Modes) > 0 || g.Mode != "") && !slices.Contains(g.Modes, g.Mode) {
+		problems = append(problems, fmt.Sprintf("referenceGrants.mode %q must be one of referenceGrants.modes (%s)", g.Mode, strings.Join(g.Modes, ", ")))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("implementation %q: %s", i.Name, strings.Join(problems, "; "))
@@ -137,7 +159,90 @@ func (s implementationSet) resolve(r *KindRow) error {
 		return fmt.Errorf("implementations %s are not defined; known: %s", strings.Join(missing, ", "), strings.Join(s.names(), ", "))
 	}
 	r.serving = Serving{implementations: found}
+	return validateGrantModes(r)
+}
+
+// validateGrantModes reports a reference whose grantModes no implementation of its row
+// can be in: each of the row's implementations must have grant modes, and each mode the
+// reference names must be one of theirs.
+func validateGrantModes(r *KindRow) error {
+	var problems []string
+	for _, ref := range r.References {
+		if len(ref.GrantModes) == 0 {
+			continue
+		}
+		if len(r.serving.implementations) == 0 {
+			problems = append(problems, fmt.Sprintf("reference %s: grantModes need implementations whose referenceGrants have modes", ref.Path))
+		}
+		for _, impl := range r.serving.implementations {
+			if impl.ReferenceGrants == nil || len(impl.ReferenceGrants.Modes) == 0 {
+				problems = append(problems, fmt.Sprintf("reference %s: grantModes need referenceGrants.modes on implementation %q", ref.Path, impl.Name))
+				continue
+			}
+			for _, m := range ref.GrantModes {
+				if !slices.Contains(impl.ReferenceGrants.Modes, m) {
+					problems = append(problems, fmt.Sprintf("reference %s: grant mode %q is not one of implementation %q's (%s)", ref.Path, m, impl.Name, strings.Join(impl.ReferenceGrants.Modes, ", ")))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
 	return nil
+}
+
+// GrantNeeded reports whether a reference into another namespace needs a ReferenceGrant:
+// where its implementation follows it only with one, in every mode or in the mode each of
+// the row's implementations runs (a denial must hold for every implementation that could
+// act on the policy).
+func (r *KindRow) GrantNeeded(ref *Reference) bool {
+	if ref.CrossNamespace != "" && ref.CrossNamespace != CrossNamespaceGrant {
+		return false
+	}
+	if len(ref.GrantModes) == 0 {
+		return true
+	}
+	for _, impl := range r.serving.implementations {
+		if impl.ReferenceGrants == nil || !slices.Contains(ref.GrantModes, impl.ReferenceGrants.Mode) {
+			return false
+		}
+	}
+	return len(r.serving.implementations) > 0
+}
+
+// GrantMode says, for messages, the grant mode that makes a reference need a grant: its
+// implementations' mode and where it is set, or "" where the reference needs one in every
+// mode.
+func (r *KindRow) GrantMode(ref *Reference) string {
+	if len(ref.GrantModes) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, impl := range r.serving.implementations {
+		if g := impl.ReferenceGrants; g != nil {
+			part := fmt.Sprintf("%s's reference grant mode %s", impl.title(), g.Mode)
+			if g.ModeSetting != "" {
+				part += " (" + g.ModeSetting + ")"
+			}
+			parts = append(parts, part)
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// GrantCoreGroup returns group as the row's implementations read it in a ReferenceGrant:
+// "" for a spelling of the core group one of them reads so.
+func (r *KindRow) GrantCoreGroup(group string) string {
+	if group == "" {
+		return ""
+	}
+	for _, impl := range r.serving.implementations {
+		if impl.ReferenceGrants != nil && slices.Contains(impl.ReferenceGrants.CoreGroupAliases, group) {
+			return ""
+		}
+	}
+	return group
 }
 
 func (s implementationSet) names() []string {

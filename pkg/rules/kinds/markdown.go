@@ -59,6 +59,14 @@ func KindTableMarkdown(t *KindTable) string {
 			if ref.OtherKindsImplementationSpecific {
 				s += " (" + strings.Join(ref.Kinds, ", ") + "; other kinds with a warning)"
 			}
+			switch {
+			case ref.CrossNamespace == CrossNamespaceFree:
+				s += " (another namespace without a grant)"
+			case ref.CrossNamespace == CrossNamespaceIgnored:
+				s += " (namespace ignored, with a warning)"
+			case len(ref.GrantModes) > 0:
+				s += " (a grant in mode " + strings.Join(ref.GrantModes, ", ") + ")"
+			}
 			refs = append(refs, s)
 		}
 		cross := "no"
@@ -67,7 +75,7 @@ func KindTableMarkdown(t *KindTable) string {
 		}
 		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Group, r.Kind, r.Class, strings.Join(targets, ", "), cross,
-			strings.Join(stanzas, ", "), strategies, r.Conflicts.describe(), r.winner(), orDash(strings.Join(refs, ", ")))
+			strings.Join(stanzas, ", "), strategies, r.describeConflicts(), r.winner(), orDash(strings.Join(refs, ", ")))
 	}
 	return b.String()
 }
@@ -76,8 +84,8 @@ func KindTableMarkdown(t *KindTable) string {
 // each serves, where an installation changes them, and the kinds that name it.
 func ImplementationsMarkdown(t *KindTable) string {
 	var b strings.Builder
-	b.WriteString("| implementation | serves GatewayClasses whose controllerName is | set in the installation by | policy kinds |\n")
-	b.WriteString("| --- | --- | --- | --- |\n")
+	b.WriteString("| implementation | serves GatewayClasses whose controllerName is | set in the installation by | reads ReferenceGrants | policy kinds |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
 	for _, impl := range t.Implementations() {
 		var names, served []string
 		for _, c := range impl.ControllerNames {
@@ -92,9 +100,31 @@ func ImplementationsMarkdown(t *KindTable) string {
 		if controllers == "" {
 			controllers = "none: it acts through no Gateway"
 		}
-		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s |\n", impl.title(), impl.Name, controllers, orDash(impl.Setting), orDash(strings.Join(served, ", ")))
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s | %s | %s |\n", impl.title(), impl.Name, controllers, orDash(impl.Setting), impl.ReferenceGrants.describe(), orDash(strings.Join(served, ", ")))
 	}
 	return b.String()
+}
+
+// describe says in a table cell how an implementation reads ReferenceGrants.
+func (g *GrantReading) describe() string {
+	if g == nil {
+		return "as written"
+	}
+	var parts []string
+	for _, a := range g.CoreGroupAliases {
+		parts = append(parts, "group `"+a+"` is the core group")
+	}
+	if g.Mode != "" {
+		s := "in mode " + g.Mode + " of " + strings.Join(g.Modes, ", ")
+		if g.ModeSetting != "" {
+			s += " (`" + g.ModeSetting + "`)"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "as written"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func orDash(s string) string {
@@ -114,8 +144,13 @@ func (s *Strategy) keyedLists() string {
 	return strings.Join(out, "; ")
 }
 
-// describe says in a table cell when two policies at one attachment point conflict.
-func (c Conflicts) describe() string {
+// describeConflicts says in a table cell when two policies at one attachment point
+// conflict: never where the implementation settles every overlap by name.
+func (r *KindRow) describeConflicts() string {
+	c := r.Conflicts
+	if r.Order == OrderNameFirst && c.Mode != ConflictsNever {
+		return "never (overlaps settled by name: " + c.describeMode() + ")"
+	}
 	s := c.describeMode()
 	switch {
 	case c.Mode == ConflictsNever:
@@ -141,6 +176,8 @@ func (c Conflicts) describeMode() string {
 		return "same setting"
 	case ConflictsFields:
 		return "same field: `" + strings.Join(c.Fields, "`, `") + "`"
+	case ConflictsKey:
+		return "same " + c.Key.Name + " (from `" + c.Key.Field + "`)"
 	}
 	return "never"
 }

@@ -1,9 +1,12 @@
 package kinds
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -100,7 +103,7 @@ type KindRow struct {
 	// BackendTLSPolicy for ... Other resource types beyond Service").
 	OtherTargetsImplementationSpecific bool `json:"otherTargetsImplementationSpecific,omitempty"`
 	// CoreGroupAliases are spellings of the core API group the implementation reads as ""
-	// in a target reference (NGINX Gateway Fabric: "core").
+	// in a target reference and in a reference field's group (NGINX Gateway Fabric: "core").
 	CoreGroupAliases []string `json:"coreGroupAliases,omitempty"`
 	// CrossNamespaceTargets allows targetRefs[].namespace, subject to a ReferenceGrant.
 	CrossNamespaceTargets bool `json:"crossNamespaceTargets,omitempty"`
@@ -129,10 +132,15 @@ type KindRow struct {
 	// their ages: Envoy AI Gateway's QuotaPolicy).
 	Order Order `json:"order,omitempty"`
 
-	Stanzas    Stanzas     `json:"stanzas,omitempty"`
-	Strategy   Strategy    `json:"strategy,omitempty"`
-	NamedRules []string    `json:"namedRules,omitempty"`
-	References []Reference `json:"references,omitempty"`
+	Stanzas  Stanzas  `json:"stanzas,omitempty"`
+	Strategy Strategy `json:"strategy,omitempty"`
+	// FieldTargets are the spec fields a policy may set only when every one of its targets
+	// is of some kinds: a CEL rule of the kind's CRD ties the field to them (Envoy Gateway's
+	// "admissionControl can only be used with HTTPRoute, GRPCRoute, Gateway, or ListenerSet
+	// targets"). The strategy field's own rule is Strategy.TargetKinds.
+	FieldTargets []FieldTarget `json:"fieldTargets,omitempty"`
+	NamedRules   []string      `json:"namedRules,omitempty"`
+	References   []Reference   `json:"references,omitempty"`
 
 	// Implementations name the implementations (the file's implementations entries) whose
 	// controllers act on the kind's policies, each only through the Gateways of its own
@@ -176,9 +184,14 @@ const (
 	ConflictsFields ConflictMode = "fields"
 	// ConflictsNever: every policy at a point applies together.
 	ConflictsNever ConflictMode = "never"
+	// ConflictsKey: every policy applies on its own, as in mode never, except that at one
+	// attachment point the implementation accepts one policy per key (Conflicts.Key), the
+	// first in the row's order: a second with the same key conflicts (AWS's AccessLogPolicy:
+	// one access log subscription per target and destination type).
+	ConflictsKey ConflictMode = "key"
 )
 
-var conflictModes = []ConflictMode{ConflictsNone, ConflictsValue, ConflictsPresence, ConflictsFields, ConflictsNever}
+var conflictModes = []ConflictMode{ConflictsNone, ConflictsValue, ConflictsPresence, ConflictsFields, ConflictsNever, ConflictsKey}
 
 // Conflicts is how a kind's policies at one attachment point relate.
 type Conflicts struct {
@@ -195,6 +208,75 @@ type Conflicts struct {
 	// the rank decides between them. At most one is set; OrderField is a top-level spec field.
 	OrderAnnotation string `json:"orderAnnotation,omitempty"`
 	OrderField      string `json:"orderField,omitempty"`
+	// Key is what the policies of mode key are told apart by.
+	Key *ConflictKey `json:"key,omitempty"`
+}
+
+// ConflictKey derives a policy's key from a spec field: the part of its string value that
+// Pattern's first group captures, or the whole value without a pattern. A policy whose field
+// is absent, not a string, or not matched has no key and conflicts with none: the webhook
+// denies only what it can tell apart as the implementation does.
+type ConflictKey struct {
+	// Field is the dotted path of the field below spec.
+	Field string `json:"field"`
+	// Pattern is an RE2 expression with one capturing group (AWS: the service of an ARN,
+	// ^arn:[^:]+:([^:]+):).
+	Pattern string `json:"pattern,omitempty"`
+	// Name says what the key is, in messages ("destination type").
+	Name string `json:"name"`
+
+	// compiled is Pattern, compiled when the table loads (a pointer: copies of the row share it).
+	compiled *regexp.Regexp
+}
+
+// Of returns the key of a policy whose spec is spec, and whether it has one.
+func (k *ConflictKey) Of(spec map[string]any) (string, bool) {
+	var v any = spec
+	for _, seg := range strings.Split(k.Field, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[seg]
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	if k.Pattern == "" {
+		return s, true
+	}
+	re := k.compiled
+	if re == nil {
+		var err error
+		if re, err = regexp.Compile(k.Pattern); err != nil {
+			return "", false
+		}
+	}
+	m := re.FindStringSubmatch(s)
+	if len(m) < 2 {
+		return "", false
+	}
+	return m[1], true
+}
+
+// compile checks the key and compiles its pattern.
+func (k *ConflictKey) compile() error {
+	if k.Field == "" || k.Name == "" {
+		return fmt.Errorf("conflicts.key must name a field and say what the key is (name)")
+	}
+	if k.Pattern == "" {
+		return nil
+	}
+	re, err := regexp.Compile(k.Pattern)
+	if err != nil {
+		return fmt.Errorf("conflicts.key.pattern: %w", err)
+	}
+	if re.NumSubexp() < 1 {
+		return fmt.Errorf("conflicts.key.pattern %q must have a capturing group", k.Pattern)
+	}
+	k.compiled = re
+	return nil
 }
 
 // Order is how an implementation ranks two policies at one attachment point.
@@ -302,6 +384,31 @@ func (s *Strategy) ListKeysFor(value string) map[string][]string {
 	return s.ListKeys
 }
 
+// FieldTarget is one spec field a policy may set only on some target kinds.
+type FieldTarget struct {
+	// Field is the dotted path of the field below spec ("admissionControl").
+	Field string `json:"field"`
+	// TargetKinds are the only target kinds a policy that sets Field may name, by
+	// reference or by selector. Kinds are compared by name alone, whatever the group, as
+	// the CRDs' rules compare them (ref.kind in ['Gateway', ...]).
+	TargetKinds []string `json:"targetKinds"`
+}
+
+// FieldTargetKinds returns the only target kinds a policy that sets the spec field field
+// may have, from the row's FieldTargets or its strategy field's rule; ok is false when no
+// rule ties the field to target kinds.
+func (r *KindRow) FieldTargetKinds(field string) (kinds []string, ok bool) {
+	if field != "" && field == r.Strategy.Field && len(r.Strategy.TargetKinds) > 0 {
+		return r.Strategy.TargetKinds, true
+	}
+	for _, ft := range r.FieldTargets {
+		if ft.Field == field {
+			return ft.TargetKinds, true
+		}
+	}
+	return nil, false
+}
+
 // Which policy of a pair declares the strategy they merge by.
 const (
 	DeclaredByHigher = "higher"
@@ -318,6 +425,23 @@ const (
 	ObjectReferenceShape = "ObjectReference"
 	// IssuerReferenceShape is cert-manager's IssuerReference: name, kind, group; no namespace.
 	IssuerReferenceShape = "IssuerReference"
+	// NameNamespaceShape is an object of a name and an optional namespace, whose group and
+	// kind are fixed (DefaultGroup, DefaultKind): NGINX Gateway Fabric's APPolicyReference,
+	// kgateway's SecretRefWithKey and NamespacedObjectReference. A group or kind written in it
+	// is not read (the API server prunes it).
+	NameNamespaceShape = "NameNamespace"
+)
+
+// What an implementation does with a reference into another namespace (Reference.CrossNamespace).
+const (
+	// CrossNamespaceGrant: it follows the reference only where a ReferenceGrant in the
+	// referent's namespace admits it (GEP-709), and refuses the policy otherwise.
+	CrossNamespaceGrant = "grant"
+	// CrossNamespaceFree: it follows the reference without asking for a grant.
+	CrossNamespaceFree = "free"
+	// CrossNamespaceIgnored: it reads the referent from the policy's own namespace whatever
+	// the reference names; another namespace is warned about, never denied.
+	CrossNamespaceIgnored = "ignored"
 )
 
 // Reference is a spec field that names another object (a Secret, a ConfigMap, an Issuer).
@@ -340,6 +464,14 @@ type Reference struct {
 	ClusterScopedKinds []string `json:"clusterScopedKinds,omitempty"`
 	// Namespaced says the reference may carry a namespace (cross-namespace with a grant).
 	Namespaced bool `json:"namespaced,omitempty"`
+	// CrossNamespace, where Namespaced, says what the implementation does with another
+	// namespace: grant (the default), free or ignored.
+	CrossNamespace string `json:"crossNamespace,omitempty"`
+	// GrantModes, with CrossNamespace grant, are the ReferenceGrant modes of the row's
+	// implementations (their referenceGrants.mode) in which the grant is needed; in another
+	// mode the reference crosses namespaces freely (kgateway: a Secret in every mode but
+	// OFF, a GatewayExtension only in STRICT). Empty: in every mode.
+	GrantModes []string `json:"grantModes,omitempty"`
 }
 
 // GroupKind returns the row's GroupKind.

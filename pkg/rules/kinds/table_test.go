@@ -129,6 +129,15 @@ kinds:
   class: Direct
   targets: [{group: "", kind: Service, section: ServicePort}]`,
 		},
+		"a row with a per-field target rule": {
+			config: `
+kinds:
+- group: policies.controller.io
+  kind: ColorPolicy
+  class: Direct
+  targets: [{group: gateway.networking.k8s.io, kind: Gateway}, {group: gateway.networking.k8s.io, kind: HTTPRoute}]
+  fieldTargets: [{field: rewrite.host, targetKinds: [HTTPRoute]}]`,
+		},
 		"unknown field": {
 			config:  "kinds:\n- {group: a.io, kind: P, class: Direct, targets: [{kind: Service}], colour: red}",
 			wantErr: `cfg.yaml: error unmarshaling JSON: while decoding JSON: json: unknown field "colour"`,
@@ -167,6 +176,25 @@ kinds:
   strategy: {field: mergeType, values: {Merge: patch}, targetKinds: [GRPCRoute]}`,
 			wantErr: "cfg.yaml: kinds[0]: kind a.io/P: target gateway.networking.k8s.io/HTTPRoutes is not a kind the webhook can resolve (" + knownTargetNames() +
 				"); target Gateway is namespaced: fromNamespace applies to cluster-scoped kinds; strategy.targetKinds \"GRPCRoute\" is not one of the row's targets",
+		},
+		"fieldTargets: a target field, the strategy field, twice, no kinds, a kind not a target, no path": {
+			config: `
+kinds:
+- group: a.io
+  kind: P
+  class: Inherited
+  targets: [{group: gateway.networking.k8s.io, kind: Gateway}, {group: gateway.networking.k8s.io, kind: HTTPRoute}]
+  strategy: {field: mergeType, values: {Merge: patch}}
+  fieldTargets:
+  - {field: targetRefs, targetKinds: [Gateway]}
+  - {field: mergeType, targetKinds: [HTTPRoute]}
+  - {field: rewrite.host, targetKinds: [HTTPRoute]}
+  - {field: rewrite.host, targetKinds: []}
+  - {field: tracing, targetKinds: [GRPCRoute]}
+  - {field: "a..b", targetKinds: [Gateway]}`,
+			wantErr: `cfg.yaml: kinds[0]: kind a.io/P: fieldTargets field "targetRefs" is a target field; fieldTargets field "mergeType" is the strategy field: use strategy.targetKinds; ` +
+				`fieldTargets field "rewrite.host" is listed twice; fieldTargets "rewrite.host" must list at least one target kind; fieldTargets "tracing" kind "GRPCRoute" is not one of the row's targets; ` +
+				`fieldTargets field "a..b" must be a dotted path below spec`,
 		},
 	}
 	for name, tc := range cases {
@@ -240,4 +268,37 @@ func TestRowFromCRD(t *testing.T) {
 	_, labelled, err = RowFromCRD(crd(map[string]any{PolicyLabel: "sometimes"}, "Namespaced"))
 	assert.True(t, labelled)
 	assert.EqualError(t, err, `label gateway.networking.k8s.io/policy="sometimes" names no policy class; use Direct, Inherited or true`)
+}
+
+// A per-field target rule loads from a config file, and FieldTargetKinds reads it and the
+// strategy field's rule alike.
+func TestFieldTargetKinds(t *testing.T) {
+	table := BuiltinKindTable()
+	require.NoError(t, table.Load([]byte(`
+kinds:
+- group: a.io
+  kind: P
+  class: Inherited
+  targets: [{group: gateway.networking.k8s.io, kind: Gateway}, {group: gateway.networking.k8s.io, kind: HTTPRoute}]
+  strategy: {field: mergeType, values: {Merge: patch}, targetKinds: [HTTPRoute]}
+  fieldTargets: [{field: rewrite.host, targetKinds: [HTTPRoute, Gateway]}]`), "cfg.yaml"))
+	row := mustRow(t, table, "a.io", "P")
+	assert.Equal(t, []FieldTarget{{Field: "rewrite.host", TargetKinds: []string{"HTTPRoute", "Gateway"}}}, row.FieldTargets)
+	cases := map[string]struct {
+		field string
+		want  []string
+		ok    bool
+	}{
+		"a fieldTargets entry": {field: "rewrite.host", want: []string{"HTTPRoute", "Gateway"}, ok: true},
+		"the strategy field":   {field: "mergeType", want: []string{"HTTPRoute"}, ok: true},
+		"another field":        {field: "rewrite"},
+		"no field":             {field: ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := row.FieldTargetKinds(tc.field)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.ok, ok)
+		})
+	}
 }

@@ -56,8 +56,23 @@ func validateRow(r *KindRow) error {
 		problems = append(problems, "targetNamespace forbidden and crossNamespaceTargets contradict each other")
 	}
 	for _, ref := range r.References {
-		if ref.Shape != ObjectReferenceShape && ref.Shape != IssuerReferenceShape {
-			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference or IssuerReference", ref.Path, ref.Shape))
+		if ref.Shape != ObjectReferenceShape && ref.Shape != IssuerReferenceShape && ref.Shape != NameNamespaceShape {
+			problems = append(problems, fmt.Sprintf("reference %s shape %q must be ObjectReference, IssuerReference or NameNamespace", ref.Path, ref.Shape))
+		}
+		if ref.Shape == NameNamespaceShape && ref.DefaultKind == "" {
+			problems = append(problems, fmt.Sprintf("reference %s of shape NameNamespace must say its kind (defaultKind)", ref.Path))
+		}
+		switch ref.CrossNamespace {
+		case "", CrossNamespaceGrant:
+		case CrossNamespaceFree, CrossNamespaceIgnored:
+			if len(ref.GrantModes) > 0 {
+				problems = append(problems, fmt.Sprintf("reference %s: grantModes apply to crossNamespace grant only", ref.Path))
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("reference %s crossNamespace %q must be grant, free or ignored", ref.Path, ref.CrossNamespace))
+		}
+		if ref.CrossNamespace != "" && !ref.Namespaced {
+			problems = append(problems, fmt.Sprintf("reference %s: crossNamespace applies to a namespaced reference", ref.Path))
 		}
 	}
 	if r.Strategy.DeclaredBy != DeclaredByHigher && r.Strategy.DeclaredBy != DeclaredByLower {
@@ -67,7 +82,14 @@ func validateRow(r *KindRow) error {
 		problems = append(problems, fmt.Sprintf("order %q must be gep, oldestWins or nameFirst", r.Order))
 	}
 	if !slices.Contains(conflictModes, r.Conflicts.Mode) {
-		problems = append(problems, fmt.Sprintf("conflicts.mode %q must be none, value, presence, fields or never", r.Conflicts.Mode))
+		problems = append(problems, fmt.Sprintf("conflicts.mode %q must be none, value, presence, fields, never or key", r.Conflicts.Mode))
+	}
+	if (r.Conflicts.Mode == ConflictsKey) != (r.Conflicts.Key != nil) {
+		problems = append(problems, "conflicts.key must be set with conflicts.mode key, and only then")
+	} else if r.Conflicts.Key != nil {
+		if err := r.Conflicts.Key.compile(); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if (r.Conflicts.Mode == ConflictsFields) != (len(r.Conflicts.Fields) > 0) {
 		problems = append(problems, "conflicts.fields must be listed with conflicts.mode fields, and only then")
@@ -112,11 +134,43 @@ func validateRow(r *KindRow) error {
 			problems = append(problems, fmt.Sprintf("strategy.targetKinds %q is not one of the row's targets", k))
 		}
 	}
+	problems = append(problems, validateFieldTargets(r, targetKinds)...)
 	problems = append(problems, validateStatusConditions(r.StatusConditions)...)
 	if len(problems) > 0 {
 		return fmt.Errorf("kind %s: %s", QualifiedKind(r.Group, r.Kind), strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// validateFieldTargets reports a fieldTargets entry that names no field, a target field,
+// the strategy field (Strategy.TargetKinds holds its rule), a field twice, or a kind that is
+// none of the row's targets (targetKinds, by kind name).
+func validateFieldTargets(r *KindRow, targetKinds map[string]bool) []string {
+	var problems []string
+	seen := map[string]bool{}
+	for _, ft := range r.FieldTargets {
+		switch {
+		case ft.Field == "" || strings.HasPrefix(ft.Field, ".") || strings.HasSuffix(ft.Field, ".") || strings.Contains(ft.Field, ".."):
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q must be a dotted path below spec", ft.Field))
+			continue
+		case slices.Contains([]string{"targetRef", "targetRefs", "targetSelectors"}, ft.Field):
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q is a target field", ft.Field))
+		case ft.Field == r.Strategy.Field:
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q is the strategy field: use strategy.targetKinds", ft.Field))
+		case seen[ft.Field]:
+			problems = append(problems, fmt.Sprintf("fieldTargets field %q is listed twice", ft.Field))
+		}
+		seen[ft.Field] = true
+		if len(ft.TargetKinds) == 0 {
+			problems = append(problems, fmt.Sprintf("fieldTargets %q must list at least one target kind", ft.Field))
+		}
+		for _, k := range ft.TargetKinds {
+			if !targetKinds[k] {
+				problems = append(problems, fmt.Sprintf("fieldTargets %q kind %q is not one of the row's targets", ft.Field, k))
+			}
+		}
+	}
+	return problems
 }
 
 // applyRowDefaults fills the fields a config file may leave out.

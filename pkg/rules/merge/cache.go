@@ -45,9 +45,10 @@ func (c *Cache) Settings(p *policy.Policy, b policy.Block) []Setting {
 	}
 	var out []Setting
 	var prefix []string
-	if p.Row.Conflicts.Mode == kinds.ConflictsNever {
+	if p.Row.Conflicts.Mode == kinds.ConflictsNever || p.Row.Conflicts.Mode == kinds.ConflictsKey {
 		// Every policy of such a kind applies together (Istio's authorization policies,
-		// NGINX snippets): none replaces another's settings, so each keeps its own.
+		// NGINX snippets; AWS's access log subscriptions, one per key at a point): none
+		// replaces another's settings, so each keeps its own.
 		prefix = []string{p.Ref()}
 	}
 	flattenForFold(prefix, policy.WithoutKey(b.Body, p.Row.Stanzas.Remove), p.Row.NamedRules, b.ListKeys, p, nil, &out)

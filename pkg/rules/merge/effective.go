@@ -164,9 +164,29 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 	// above it (or its own, where the row says the lower declares it), and wins where they
 	// overlap.
 	prevStrategy, prevLevel := "", -1
+	var keyed map[string]*policy.Policy // mode key: the key of each policy applied at prevLevel
 	for _, ab := range defaults {
 		if row.Conflicts.Mode == kinds.ConflictsNone && ab.level == prevLevel {
 			continue // merge strategy None: the oldest at one attachment point applies alone
+		}
+		if row.Conflicts.Mode == kinds.ConflictsKey {
+			if ab.level != prevLevel {
+				clear(keyed)
+			}
+			if k, ok := row.Conflicts.Key.Of(ab.policy.Spec()); ok {
+				if first, seen := keyed[k]; seen && first != ab.policy {
+					// One per key at one attachment point: the first applies, this one nowhere.
+					for _, u := range cache.Settings(ab.policy, ab.block) {
+						e.lostTo[u.Path] = first
+					}
+					prevLevel = ab.level
+					continue
+				}
+				if keyed == nil {
+					keyed = map[string]*policy.Policy{}
+				}
+				keyed[k] = ab.policy
+			}
 		}
 		prevLevel = ab.level
 		e.removeNamed(ab.policy, cache)
@@ -174,7 +194,7 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 		if row.Strategy.DeclaredBy == kinds.DeclaredByLower && prevStrategy != "" {
 			how = ab.block.Strategy // the lower block says how it merges into the rest
 		}
-		if row.Conflicts.Mode == kinds.ConflictsNever {
+		if row.Conflicts.Mode == kinds.ConflictsNever || row.Conflicts.Mode == kinds.ConflictsKey {
 			how = kinds.StrategyPatch // all apply together; each keeps its own settings (Cache.Settings)
 		}
 		mergeDefaults(e, how, ab.policy, cache.Settings(ab.policy, ab.block))
@@ -196,8 +216,8 @@ func (e *Effective) Compute(snap topology.Snapshot, row *kinds.KindRow, path top
 // applied winning where two set the same thing: by ascending rank (the greater rank wins),
 // then oldest first (GEP-713: of two defaults the newer wins), or newest first where the
 // row says the oldest wins. In mode none only the first applies: the greatest rank, then
-// the oldest. (Overrides keep oldest first: the fold applies them in reverse, so the
-// oldest wins, and no kind ranks them.)
+// the oldest (in mode key, the first of each key). (Overrides keep oldest first: the fold
+// applies them in reverse, so the oldest wins, and no kind ranks them.)
 func orderLevel(row *kinds.KindRow, level []attachedBlock) {
 	if len(level) < 2 {
 		return
@@ -211,10 +231,11 @@ func orderLevel(row *kinds.KindRow, level []attachedBlock) {
 		}
 		return 0
 	}
+	firstAlone := row.Conflicts.Mode == kinds.ConflictsNone || row.Conflicts.Mode == kinds.ConflictsKey
 	slices.SortStableFunc(level, func(x, y attachedBlock) int {
 		a, b := x.policy, y.policy
 		if a.Rank != b.Rank {
-			if row.Conflicts.Mode == kinds.ConflictsNone {
+			if firstAlone {
 				return cmp.Compare(b.Rank, a.Rank)
 			}
 			return cmp.Compare(a.Rank, b.Rank)
@@ -222,12 +243,12 @@ func orderLevel(row *kinds.KindRow, level []attachedBlock) {
 		if row.Order == kinds.OrderNameFirst {
 			// The first by namespace/name wins: applied last, or alone in mode none.
 			byName := cmp.Compare(b.Namespace+"/"+b.Name, a.Namespace+"/"+a.Name)
-			if row.Conflicts.Mode == kinds.ConflictsNone {
+			if firstAlone {
 				return -byName
 			}
 			return byName
 		}
-		if row.Order == kinds.OrderOldestWins && row.Conflicts.Mode != kinds.ConflictsNone {
+		if row.Order == kinds.OrderOldestWins && !firstAlone {
 			return byAge(b, a)
 		}
 		return byAge(a, b)

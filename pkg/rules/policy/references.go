@@ -36,6 +36,7 @@ func (p *Policy) ObjectRefs() ([]ObjectRef, field.ErrorList) {
 				return
 			}
 			ref, err := decodeObjectRef(m, spec, path)
+			ref.Group = p.Row.CoreGroup(ref.Group)
 			if err != nil {
 				errs = append(errs, field.Invalid(path, DescribeValue(v), "must be an object reference: "+err.Error()))
 				return
@@ -48,14 +49,28 @@ func (p *Policy) ObjectRefs() ([]ObjectRef, field.ErrorList) {
 
 func decodeObjectRef(m map[string]any, spec *kinds.Reference, path *field.Path) (ObjectRef, error) {
 	ref := ObjectRef{Path: path, Spec: spec}
-	if spec.Shape == kinds.IssuerReferenceShape {
+	switch spec.Shape {
+	case kinds.NameNamespaceShape:
+		// Only a name and a namespace: the kind is the field's own.
+		var nn struct {
+			Name      string  `json:"name"`
+			Namespace *string `json:"namespace,omitempty"`
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &nn); err != nil {
+			return ref, err
+		}
+		ref.Group, ref.Kind, ref.Name = spec.DefaultGroup, spec.DefaultKind, nn.Name
+		if nn.Namespace != nil {
+			ref.HasNamespace, ref.Namespace = true, *nn.Namespace
+		}
+	case kinds.IssuerReferenceShape:
 		// cert-manager's own type, so the field names and defaults are exactly theirs.
 		var ir cmmeta.IssuerReference
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ir); err != nil {
 			return ref, err
 		}
 		ref.Group, ref.Kind, ref.Name = ir.Group, ir.Kind, ir.Name
-	} else {
+	default:
 		var or gatewayv1.SecretObjectReference
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &or); err != nil {
 			return ref, err

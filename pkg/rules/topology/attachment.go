@@ -204,5 +204,5 @@ func (w *walker) backendPermitted(route *Object, backend policy.TargetKey) bool 
 	if backend.Namespace == route.Namespace {
 		return true
 	}
-	return grantAdmits(w.snap, route.Group, route.Kind, route.Namespace, backend)
+	return grantAdmits(w.snap, route.Group, route.Kind, route.Namespace, backend, nil)
 }

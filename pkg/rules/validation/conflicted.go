@@ -32,8 +32,17 @@ import (
 // and ranks, and the message quotes neither side's value. Otherwise a tenant could learn
 // another namespace's value by dry runs, one guess each (the guess that is admitted).
 func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages) field.ErrorList {
-	if p.Row.Conflicts.Mode == kinds.ConflictsNever {
+	if p.Row.Conflicts.Mode == kinds.ConflictsNever || p.Row.Order == kinds.OrderNameFirst {
+		// Nothing overlaps, or the implementation settles every overlap by name: either way
+		// the outcome never depends on creation order (kinds.OrderNameFirst).
 		return nil
+	}
+	var myKey string
+	if k := p.Row.Conflicts.Key; k != nil {
+		var ok bool
+		if myKey, ok = k.Of(p.Spec()); !ok {
+			return nil // no key to tell it apart by, so nothing to deny
+		}
 	}
 	var errs field.ErrorList
 	var buf [4]topology.Target
@@ -54,11 +63,14 @@ func ValidateConflicts(p *policy.Policy, snap topology.Snapshot, msgs *Messages)
 			}
 			var found field.ErrorList
 			where := msgs.Target(key, t.Selected, p.Namespace)
-			if p.Row.Conflicts.Mode == kinds.ConflictsNone {
+			switch p.Row.Conflicts.Mode {
+			case kinds.ConflictsNone:
 				found = field.ErrorList{field.Forbidden(t.Path, fmt.Sprintf(
 					"%s already has %s; %s allows one policy per target and section (GEP-713 merge strategy None: the oldest wins)",
 					where, msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace), oneAllowed(p.Row)))}
-			} else {
+			case kinds.ConflictsKey:
+				found = keyConflicts(msgs, p, q, t.Path, where, myKey, across)
+			default:
 				found = settingConflicts(msgs, p, q, where, across)
 			}
 			if len(found) > 0 {
@@ -107,6 +119,26 @@ func otherPolicies(snap topology.Snapshot, p *policy.Policy, key policy.TargetKe
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Higher(out[j]) })
 	return out
+}
+
+// keyConflicts reports q as a conflict of p where both have the key mine (mode key). Across
+// namespaces q's key is not read: any second policy there conflicts, and the message
+// quotes no key.
+func keyConflicts(msgs *Messages, p, q *policy.Policy, path *field.Path, where, mine string, across bool) field.ErrorList {
+	k := p.Row.Conflicts.Key
+	name := msgs.Name(q.Row.Kind, q.Namespace, q.Name, p.Namespace)
+	if across {
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+			"%s already has %s, whose %s is not compared across namespaces; %s allows one policy per target, section and %s (the first wins)",
+			where, name, k.Name, p.Row.Kind, k.Name))}
+	}
+	theirs, ok := k.Of(q.Spec())
+	if !ok || theirs != mine {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf(
+		"%s already has %s with the same %s (%q, from `%s`); %s allows one policy per target, section and %s (the first wins)",
+		where, name, k.Name, policy.Echo(mine), k.Field, p.Row.Kind, k.Name))}
 }
 
 // oneAllowed names, for the none mode's message, what allows one policy per point.

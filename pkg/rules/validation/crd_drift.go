@@ -54,10 +54,10 @@ func WarnCRDDrift(p *policy.Policy) []string {
 				}
 			}
 		case kinds.FactFieldTargetKinds:
-			if _, set := p.Spec()[d.Item]; !set {
+			if !specHas(p.Spec(), d.Item) {
 				continue
 			}
-			if k, outside := targetOutside(p, base.Strategy.TargetKinds); outside {
+			if k, outside := targetOutside(p, baseKinds(base, d.Item)); outside {
 				warn(spec.Child(d.Item), fmt.Sprintf("`%s` on a policy that targets a %s", d.Item, policy.Echo(k)))
 			}
 		case kinds.FactReferenceKinds:
@@ -82,4 +82,10 @@ func widenedTarget(row, base *kinds.KindRow, group, kind, item string) bool {
 	_, derived := row.Target(group, kind)
 	_, built := base.Target(group, kind)
 	return derived && !built
+}
+
+// baseKinds are the target kinds the built-in row alone allows a policy that sets field.
+func baseKinds(base *kinds.KindRow, field string) []string {
+	ks, _ := base.FieldTargetKinds(field)
+	return ks
 }

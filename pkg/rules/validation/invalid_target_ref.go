@@ -32,6 +32,7 @@ func ValidateTargetRefs(p *policy.Policy, _ topology.Snapshot, _ *Messages) fiel
 	}
 	errs = append(errs, validateUniqueTargets(p)...)
 	errs = append(errs, validateTargetKindSets(p)...)
+	errs = append(errs, validateFieldTargets(p, spec)...)
 	if p.Row.HasTargetRefField("targetSelectors") {
 		errs = append(errs, validateTargetSelectors(p, spec.Child("targetSelectors"))...)
 	}

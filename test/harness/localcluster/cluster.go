@@ -279,7 +279,8 @@ func (c *Cluster) WriteKubeconfig(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// The kubeconfig's own folder is private; those above it are not (certs.MkdirPrivate).
+	if err := certs.MkdirPrivate(filepath.Dir(path)); err != nil {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
