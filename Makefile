@@ -127,11 +127,11 @@ kinds-table: build ## Print the table of built-in kinds (docs/kinds.md), from th
 
 .PHONY: kinds-drift
 kinds-drift: ## Print where each built-in row contradicts its implementation's CRD (served modules at Gateway API v1.7.0 and v1.6.3, the others through testdata/kindfacts), and fail on drift or a policy-labelled CRD without a row not listed with why (EG_VERSION=, GATEWAY_API_VERSION=, ISTIO_API_VERSION= pick other module versions; a comma-separated list checks each)
-	$(GO) run ./hack/kindsdrift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
+	$(GO) run ./hack/facts/kinds-drift $(if $(GATEWAY_API_VERSION),-gateway-api $(GATEWAY_API_VERSION)) $(if $(EG_VERSION),-envoy-gateway $(EG_VERSION)) $(if $(ISTIO_API_VERSION),-istio $(ISTIO_API_VERSION))
 
 .PHONY: kind-facts
 kind-facts: ## Re-read testdata/kindfacts, the facts of the CRDs no Go module serves, from git clones under KINDFACTS_MIRROR= (AT=name=ref reads a source at another release and records it; ONLY=name,... reads some)
-	$(GO) run ./hack/kindfacts $(if $(KINDFACTS_MIRROR),-mirror $(KINDFACTS_MIRROR)) $(if $(AT),-at $(AT)) $(if $(ONLY),-only $(ONLY))
+	$(GO) run ./hack/facts/kind-facts $(if $(KINDFACTS_MIRROR),-mirror $(KINDFACTS_MIRROR)) $(if $(AT),-at $(AT)) $(if $(ONLY),-only $(ONLY))
 
 .PHONY: conformance-corpus
 conformance-corpus: ## Regenerate testdata/conformance/expectations.yaml: the route attachment facts of Gateway API's conformance tests at go.mod's version (test/conformance checks the webhook's attachment against them)

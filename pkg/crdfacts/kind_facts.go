@@ -2,7 +2,7 @@ package crdfacts
 
 // KindFacts are the facts of every version a CRD serves: all that the comparison reads of
 // it. They are read from a CRD (KindFactsOf), or kept as they are where the CRD itself may
-// not be (internal/kindsdrift's fact files, for implementations whose CRDs no Go module
+// not be (test/kindsdrift's fact files, for implementations whose CRDs no Go module
 // serves).
 type KindFacts struct {
 	Group string `json:"group"`

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/synthetic"
 	"github.com/policyattachment/webhook/pkg/explainview"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
 )
 
 // pictures are the pages the geometry and link tests draw: every golden case, and

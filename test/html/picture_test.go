@@ -17,12 +17,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/policyattachment/webhook/internal/synthetic"
 	"github.com/policyattachment/webhook/pkg/check"
 	"github.com/policyattachment/webhook/pkg/explainview"
 	"github.com/policyattachment/webhook/pkg/manifests"
 	"github.com/policyattachment/webhook/pkg/rules/impact"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/synthetic"
 )
 
 // generatedRoutes is the size of the generated cluster the docs show: more than 40 routes,

@@ -19,7 +19,7 @@ import (
 )
 
 // RepoSource is a repository whose CRDs no Go module serves: `make kind-facts`
-// (hack/kindfacts) reads them once from a local git clone, at its ref (RefsFile), and keeps
+// (hack/facts/kind-facts) reads them once from a local git clone, at its ref (RefsFile), and keeps
 // only the facts the comparison reads (FactFile, under FactsDir), which the kinds test and
 // `make kinds-drift` compare with the rows exactly as they compare a module's CRDs.
 type RepoSource struct {
@@ -138,8 +138,8 @@ func (f FactFile) Where() string {
 }
 
 // factsHeader opens every fact file.
-const factsHeader = "# Facts read by `make kind-facts` (hack/kindfacts) from the CRD at repository, path and\n" +
-	"# commit below; not the CRD. internal/kindsdrift compares the rows with them. Do not edit.\n"
+const factsHeader = "# Facts read by `make kind-facts` (hack/facts/kind-facts) from the CRD at repository, path and\n" +
+	"# commit below; not the CRD. test/kindsdrift compares the rows with them. Do not edit.\n"
 
 // GitDir finds the git directory of repo ("owner/name") under mirror: mirror/owner+name/repo
 // (the layout of a bare mirror), mirror/owner+name or mirror/name.git.

@@ -24,8 +24,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/policyattachment/webhook/internal/kindsdrift"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/kindsdrift"
 )
 
 func main() {

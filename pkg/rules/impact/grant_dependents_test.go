@@ -8,8 +8,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // Deleting a ReferenceGrant (one the state holds) breaks the policies whose references need it: not one whose

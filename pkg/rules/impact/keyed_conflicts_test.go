@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // The statuses the implementations' semantics give, where a row's data decides them: AWS's

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // payloadProcessor is a PayloadProcessor in ns1 whose ExtProcess backend is backendRef.

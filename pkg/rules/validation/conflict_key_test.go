@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // accessLogPolicy is an AccessLogPolicy in app on Gateway app/gw sending logs to arn.

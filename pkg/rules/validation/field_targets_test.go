@@ -5,10 +5,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/policyattachment/webhook/internal/rulestest"
 	"github.com/policyattachment/webhook/pkg/index"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/pkg/rules/validation"
+	"github.com/policyattachment/webhook/test/harness/rulestest"
 )
 
 // A field the row ties to some target kinds (fieldTargets) may be set only on a policy whose
