@@ -235,17 +235,9 @@ func knownDrift() map[string]string {
 		// GKE: NamespacedPolicyTargetReference has an optional namespace with no rule; GKE's
 		// docs require the policy in its target's namespace (the rows' comments, [D]); its
 		// controller is not public.
-		"networking.gke.io/GCPBackendPolicy targetNamespace":  gkeNamespace,
-		"networking.gke.io/GCPGatewayPolicy targetNamespace":  gkeNamespace,
-		"networking.gke.io/HealthCheckPolicy targetNamespace": gkeNamespace,
-		// kgateway at 1f3a3eaf: no CEL rule keeps targetRefs and targetSelectors apart on
-		// these kinds (AgentgatewayPolicy has one); the rows follow the API types' doc
-		// comments ("mutually exclusive"). Whether kgateway refuses a policy with both is not
-		// read: the row may deny what the API server admits (issue 39).
-		"gateway.kgateway.dev/TrafficPolicy selectorsExclusive":       kgatewaySelectors,
-		"gateway.kgateway.dev/ListenerPolicy selectorsExclusive":      kgatewaySelectors,
-		"gateway.kgateway.dev/HTTPListenerPolicy selectorsExclusive":  kgatewaySelectors,
-		"gateway.kgateway.dev/BackendConfigPolicy selectorsExclusive": kgatewaySelectors,
+		"networking.gke.io/GCPBackendPolicy targetNamespace":          gkeNamespace,
+		"networking.gke.io/GCPGatewayPolicy targetNamespace":          gkeNamespace,
+		"networking.gke.io/HealthCheckPolicy targetNamespace":         gkeNamespace,
 		"gateway.kgateway.dev/TrafficPolicy targetKinds XListenerSet": "the CRD's rule admits r.kind.endsWith('ListenerSet'), XListenerSet too; the facts read only the quoted 'ListenerSet'",
 		"kuadrant.io/DNSPolicy reference providerRefs[]":              "providerRefs items name a Secret by name alone (no kind field, so no reference shape to the facts); the row reads them as Secret references (defaultKind Secret), as dnspolicy_types.go documents them",
 	}
@@ -303,11 +295,10 @@ func knownDrift() map[string]string {
 }
 
 const (
-	awsNamespace      = "the controller looks a target up in the policy's own namespace only, whatever targetRef.namespace says (policyhelper TargetRefObj, eventhandlers/mapper.go at v2.1.3)"
-	gkeNamespace      = "GKE's docs require the policy in its target's namespace; the CRD has no rule on targetRef.namespace and GKE's controller is not public"
-	kgatewaySelectors = "the row follows the API docs (targetRefs and targetSelectors \"mutually exclusive\"); the CRD has no rule against both, and whether kgateway refuses both is not read"
-	bodyRefs          = "a body reference issue 39 item 1 (branch bodyrefs) models; remove once the row lists it"
-	unreadRefs        = "a body reference with a namespace field whose ReferenceGrant check, if any, is not read yet; the row lists none, so the webhook checks none"
+	awsNamespace = "the controller looks a target up in the policy's own namespace only, whatever targetRef.namespace says (policyhelper TargetRefObj, eventhandlers/mapper.go at v2.1.3)"
+	gkeNamespace = "GKE's docs require the policy in its target's namespace; the CRD has no rule on targetRef.namespace and GKE's controller is not public"
+	bodyRefs     = "a body reference issue 39 item 1 (branch bodyrefs) models; remove once the row lists it"
+	unreadRefs   = "a body reference with a namespace field whose ReferenceGrant check, if any, is not read yet; the row lists none, so the webhook checks none"
 )
 
 // Pass is one check of the rows: every source at its Version (the first pass), or one
