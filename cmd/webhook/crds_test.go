@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/policyattachment/webhook/pkg/check"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // widgetCRDs are the CRDs of testdata/crds/widgetpolicies.yaml.
@@ -131,4 +132,76 @@ webhook explain: - document 4: left out, as the API server would refuse it: Widg
 	p := explained.Paths[0]
 	assert.Equal(t, []any{"WidgetPolicy", []string{"HTTPRoute app/r", "Rule 0"}, map[string]any{"mode": "Strict"}, map[string]string{"mode": "app/ok"}},
 		[]any{p.Kind, p.Path, p.Effective, p.Sources}, "the CRD's default (mode: Strict) is what the policy sets")
+}
+
+// labelledCRD is a CRD of group example.com labelled gateway.networking.k8s.io/policy=Direct
+// whose spec has the fields given (each a string, or a targetRefs list).
+func labelledCRD(kind, plural string, fields ...string) string {
+	props := ""
+	for _, f := range fields {
+		if f == "targetRefs" {
+			props += "\n              targetRefs: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}"
+			continue
+		}
+		props += "\n              " + f + ": {type: string}"
+	}
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ` + plural + `.example.com
+  labels: {gateway.networking.k8s.io/policy: Direct}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: ` + kind + `, plural: ` + plural + `}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:` + props + "\n"
+}
+
+// TestCheckDoesNotJudgeTargetlessLabelledKinds: a CRD labelled as a policy kind whose schema
+// has no target field (agentgateway's AgentgatewayParameters at 75b4e6ce, a parameters kind
+// labelled Direct) gets no row: its objects attach to nothing, so none is judged (judged by
+// the label alone, every one was denied for naming no target), and check says so. A
+// labelled kind with a target field is judged as before.
+func TestCheckDoesNotJudgeTargetlessLabelledKinds(t *testing.T) {
+	dir := testkit.WriteFiles(t, map[string]string{"a.yaml": labelledCRD("GatewayParameters", "gatewayparameters", "image", "logLevel") + `---
+` + labelledCRD("RetryPolicy", "retrypolicies", "targetRefs", "retries") + `---
+apiVersion: example.com/v1
+kind: GatewayParameters
+metadata: {name: params}
+spec: {image: proxy:v1, logLevel: info}
+---
+apiVersion: example.com/v1
+kind: RetryPolicy
+metadata: {name: nowhere}
+spec: {retries: "3"}
+`})
+	code, out, errOut := runCLI(t, "", "check", "-f", dir)
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, "DENIED  RetryPolicy default/nowhere (CREATE, "+dir+"/a.yaml document 4)\n"+
+		"    spec.targetRefs: Required value: InvalidTargetRef: a policy must target at least one object\n"+
+		"not judged: example.com/GatewayParameters: its CRD is labelled gateway.networking.k8s.io/policy but no version of its schema has a target field (targetRef, targetRefs, targetSelectors): its objects attach to nothing, so none of them is judged\n"+
+		"1 policies checked: 0 allowed, 1 denied\n", out)
+
+	params := testkit.WriteFiles(t, map[string]string{"a.yaml": labelledCRD("GatewayParameters", "gatewayparameters", "image") + `---
+apiVersion: example.com/v1
+kind: GatewayParameters
+metadata: {name: params}
+spec: {image: proxy:v1}
+`})
+	code, out, errOut = runCLI(t, "", "check", "-f", params, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var report check.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &report))
+	assert.Equal(t, check.Report{Results: []check.Result{}, NotJudged: []check.NotChecked{{Kind: "example.com/GatewayParameters",
+		Message: "its CRD is labelled gateway.networking.k8s.io/policy but no version of its schema has a target field (targetRef, targetRefs, targetSelectors): its objects attach to nothing, so none of them is judged"}}}, report)
 }

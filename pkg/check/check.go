@@ -33,6 +33,9 @@ type Report struct {
 	Summary     Summary  `json:"summary"`
 	// NotChecked are the policy kinds judged without their CRD, each once.
 	NotChecked []NotChecked `json:"notChecked,omitempty"`
+	// NotJudged are the kinds whose CRD among the manifests is labelled as a policy kind
+	// but whose objects cannot name a target: none of their objects is judged.
+	NotJudged []NotChecked `json:"notJudged,omitempty"`
 }
 
 // Summary counts verdicts.
@@ -93,7 +96,8 @@ func Run(docs []manifests.Document, table *kinds.KindTable, config *rules.Config
 // RunIn is Run with the documents that name no namespace in namespace, as `kubectl apply
 // -n` puts them.
 func RunIn(docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, error) {
-	if err := discoverKinds(docs, table); err != nil {
+	notJudged, err := discoverKinds(docs, table)
+	if err != nil {
 		return nil, err
 	}
 	b := newBuilder(table)
@@ -106,7 +110,9 @@ func RunIn(docs []manifests.Document, table *kinds.KindTable, config *rules.Conf
 	if err != nil {
 		return nil, err
 	}
-	return b.admitAll(policies, config), nil
+	report := b.admitAll(policies, config)
+	report.NotJudged = notJudged
+	return report, nil
 }
 
 // RunOnto admits the policies among docs, in document order, onto a stored state: stored
@@ -124,7 +130,8 @@ func RunOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *
 
 // runOnto is RunOnto, with the state it leaves: the stored one with docs applied.
 func runOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *rules.Config, namespace string) (*Report, *index.Snapshot, error) {
-	if err := discoverKinds(append(append([]manifests.Document{}, stored...), docs...), table); err != nil {
+	notJudged, err := discoverKinds(append(append([]manifests.Document{}, stored...), docs...), table)
+	if err != nil {
 		return nil, nil, err
 	}
 	b := newBuilder(table)
@@ -148,7 +155,9 @@ func runOnto(stored, docs []manifests.Document, table *kinds.KindTable, config *
 	if err != nil {
 		return nil, nil, err
 	}
-	return b.admitAll(policies, config), b.snap, nil
+	report := b.admitAll(policies, config)
+	report.NotJudged = notJudged
+	return report, b.snap, nil
 }
 
 // admitAll judges policies in order against the snapshot, storing each one admitted: first
@@ -255,7 +264,7 @@ type pendingPolicy struct {
 // load discovers policy kinds, assigns creation timestamps and namespaces, stores every
 // non-policy object in a new snapshot, and returns the policy documents in order.
 func load(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, []pendingPolicy, error) {
-	if err := discoverKinds(docs, table); err != nil {
+	if _, err := discoverKinds(docs, table); err != nil {
 		return nil, nil, err
 	}
 	b := newBuilder(table)
@@ -270,7 +279,10 @@ func load(docs []manifests.Document, table *kinds.KindTable) (*index.Snapshot, [
 // --snapshot-from`): files are read twice, once to discover policy kinds and once to
 // build, and each file's documents are dropped once stored.
 func StateFromFiles(paths []string, table *kinds.KindTable) (*index.Snapshot, int, error) {
-	err := manifests.Walk(paths, nil, manifests.Options{Recursive: true}, func(docs []manifests.Document) error { return discoverKinds(docs, table) })
+	err := manifests.Walk(paths, nil, manifests.Options{Recursive: true}, func(docs []manifests.Document) error {
+		_, err := discoverKinds(docs, table)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -484,8 +496,11 @@ func relaxed(list []rules.Relaxed) []Denial {
 }
 
 // discoverKinds adds a generic row for every CRD in docs labelled as a policy kind that the
-// table does not already describe (built-in and configured rows are more precise).
-func discoverKinds(docs []manifests.Document, table *kinds.KindTable) error {
+// table does not already describe (built-in and configured rows are more precise). A
+// labelled CRD whose objects cannot name a target (kinds.CRDRow.Targetless) gets none: its
+// objects attach to nothing, so they are no policies to judge; it is returned instead.
+func discoverKinds(docs []manifests.Document, table *kinds.KindTable) ([]NotChecked, error) {
+	var notJudged []NotChecked
 	for _, d := range docs {
 		if stringAt(d.Object, "kind") != "CustomResourceDefinition" {
 			continue
@@ -498,13 +513,17 @@ func discoverKinds(docs []manifests.Document, table *kinds.KindTable) error {
 			if _, ok := table.Lookup(found.Row.GroupKind()); ok {
 				continue
 			}
+			if found.Targetless {
+				notJudged = addTargetless(notJudged, found.Row.GroupKind())
+				continue
+			}
 			err = table.Put(found.Row)
 		}
 		if err != nil {
-			return &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
+			return nil, &manifests.InputError{Msg: fmt.Sprintf("%s: %v", d.Where(), err)}
 		}
 	}
-	return nil
+	return notJudged, nil
 }
 
 // assignCreationTimestamp gives a document without creationTimestamp one second after the

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // NotChecked is a policy kind whose policies were judged by the rules alone: no
@@ -23,6 +25,20 @@ const notCheckedMessage = "no CustomResourceDefinition of it was given, so its s
 
 // addNotChecked adds gk to list once, in the order the kinds are first judged.
 func addNotChecked(list []NotChecked, gk schema.GroupKind) []NotChecked {
+	return addOnce(list, gk, notCheckedMessage)
+}
+
+// targetlessMessage says why the objects of a kind whose CRD is labelled as a policy kind
+// got no verdict (Report.NotJudged).
+const targetlessMessage = "its CRD is labelled " + kinds.PolicyLabel + " but no version of its schema has a target field " +
+	"(targetRef, targetRefs, targetSelectors): its objects attach to nothing, so none of them is judged"
+
+// addTargetless adds gk to list once, in the order its CRDs are read.
+func addTargetless(list []NotChecked, gk schema.GroupKind) []NotChecked {
+	return addOnce(list, gk, targetlessMessage)
+}
+
+func addOnce(list []NotChecked, gk schema.GroupKind, message string) []NotChecked {
 	kind := gk.Kind
 	if gk.Group != "" {
 		kind = gk.Group + "/" + gk.Kind
@@ -30,5 +46,5 @@ func addNotChecked(list []NotChecked, gk schema.GroupKind) []NotChecked {
 	if slices.ContainsFunc(list, func(n NotChecked) bool { return n.Kind == kind }) {
 		return list
 	}
-	return append(list, NotChecked{Kind: kind, Message: notCheckedMessage})
+	return append(list, NotChecked{Kind: kind, Message: message})
 }

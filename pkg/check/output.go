@@ -57,6 +57,11 @@ func WriteText(w io.Writer, r *Report) error {
 	if err := writeNotChecked(w, r.NotChecked); err != nil {
 		return err
 	}
+	for _, n := range r.NotJudged {
+		if _, err := fmt.Fprintf(w, "not judged: %s: %s\n", n.Kind, n.Message); err != nil {
+			return err
+		}
+	}
 	relaxed := ""
 	if r.Summary.Relaxed > 0 {
 		relaxed = fmt.Sprintf(" (%d only because of Warn or DryRun enforcement)", r.Summary.Relaxed)

@@ -29,7 +29,7 @@ func NewStateBuilder(table *kinds.KindTable) *StateBuilder {
 // Discover adds a row to the table for every CRD in docs labelled as a policy kind, and
 // keeps every CRD in docs to judge the documents added once Judge is called.
 func (s *StateBuilder) Discover(docs []manifests.Document) error {
-	if err := discoverKinds(docs, s.b.table); err != nil {
+	if _, err := discoverKinds(docs, s.b.table); err != nil {
 		return err
 	}
 	return s.b.schemasFrom(docs)

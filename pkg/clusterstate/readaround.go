@@ -242,8 +242,8 @@ func (r *reader) discoverPolicyKinds(ctx context.Context, table *kinds.KindTable
 	}
 	for i := range crds {
 		found, labelled, err := kinds.RowFromCRD(crds[i].Object)
-		if !labelled {
-			continue
+		if !labelled || (err == nil && found.Targetless) {
+			continue // not a policy kind, or one whose objects name no target: nothing to judge
 		}
 		if err == nil {
 			if _, known := table.Lookup(found.Row.GroupKind()); !known {

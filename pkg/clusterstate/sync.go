@@ -36,21 +36,25 @@ type Feeds struct {
 	// derivedAt is the metadata.generation of the installed CRD each built-in kind's row
 	// was derived from (crd_drift.go).
 	derivedAt map[schema.GroupKind]int64
+	// targetless are the labelled CRDs, by name, said in the log to be no policy kind to
+	// judge (kinds.CRDRow.Targetless): each is said once, not at every event of the CRD.
+	targetless map[string]bool
 }
 
 // NewFeeds prepares the feeds of store; mgr supplies the API reader, the REST mapper and the
 // CRD informer (its cache should use TrimForRules), raw lists (a REST client of any group,
 // decoding errors as Status: rest.UnversionedRESTClientFor) and dyn watches.
 func NewFeeds(store *Store, mgr manager.Manager, dyn dynamic.Interface, raw rest.Interface, table *kinds.KindTable, log logr.Logger) *Feeds {
-	return &Feeds{store: store, mgr: mgr, dyn: dyn, raw: raw, table: table, log: log, watched: map[schema.GroupKind]bool{}, derivedAt: map[schema.GroupKind]int64{}}
+	return &Feeds{store: store, mgr: mgr, dyn: dyn, raw: raw, table: table, log: log, watched: map[schema.GroupKind]bool{}, derivedAt: map[schema.GroupKind]int64{}, targetless: map[string]bool{}}
 }
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
 // TrimForRules is the transform of the one informer cache left, the CRDs' (every other
 // kind is fed straight into the Store, see feed.go): it drops what discovery does not read,
-// managed fields, status, annotations, and each version's OpenAPI schema, which is most of
-// a CRD (hundreds of KB for some gateway implementations' policy CRDs).
+// managed fields, status, annotations, and each version's OpenAPI schema but the few fields
+// discovery reads (kinds.SchemaForDiscovery), which is most of a CRD (hundreds of KB for
+// some gateway implementations' policy CRDs).
 func TrimForRules(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -64,7 +68,12 @@ func TrimForRules(obj any) (any, error) {
 	versions, _ := spec["versions"].([]any)
 	for _, v := range versions {
 		if m, ok := v.(map[string]any); ok {
-			delete(m, "schema")
+			schema, _ := m["schema"].(map[string]any)
+			if kept := kinds.SchemaForDiscovery(schema); kept != nil {
+				m["schema"] = kept
+			} else {
+				delete(m, "schema")
+			}
 		}
 	}
 	return u, nil
@@ -144,10 +153,16 @@ func (s *Feeds) onCRD(ctx context.Context, obj any, deleted bool) {
 	}()
 }
 
-// addCRD adds the discovered row of a labelled CRD and returns its served version.
+// addCRD adds the discovered row of a labelled CRD and returns its served version. A
+// labelled CRD whose objects cannot name a target gets no row, no feed and no verdicts: it
+// is said once in the log instead, as labelled but targetless.
 func (s *Feeds) addCRD(u *unstructured.Unstructured) (schema.GroupVersionKind, bool) {
 	found, labelled, err := kinds.RowFromCRD(u.Object)
 	if !labelled {
+		return schema.GroupVersionKind{}, false
+	}
+	if err == nil && found.Targetless {
+		s.logTargetless(u.GetName())
 		return schema.GroupVersionKind{}, false
 	}
 	if err == nil {
@@ -159,6 +174,19 @@ func (s *Feeds) addCRD(u *unstructured.Unstructured) (schema.GroupVersionKind, b
 	}
 	gvk := schema.GroupVersionKind{Group: found.Row.Group, Version: found.StoredVersion, Kind: found.Row.Kind}
 	return gvk, gvk.Version != ""
+}
+
+// logTargetless says once that a CRD labelled as a policy kind is not judged: no object of
+// it can name a target, so it attaches to nothing, and judging it by the label alone would
+// deny every one of them for naming none.
+func (s *Feeds) logTargetless(name string) {
+	s.mu.Lock()
+	said := s.targetless[name]
+	s.targetless[name] = true
+	s.mu.Unlock()
+	if !said {
+		s.log.Info("CRD labelled "+kinds.PolicyLabel+" has no target field (targetRef, targetRefs, targetSelectors) in its schema: its objects attach to nothing and are not judged", "crd", name)
+	}
 }
 
 // watch starts the feed of one kind into the store.

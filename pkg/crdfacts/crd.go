@@ -74,3 +74,14 @@ func FromObject(obj map[string]any) *CRD {
 
 func m(v any) map[string]any { x, _ := v.(map[string]any); return x }
 func list(v any) []any       { x, _ := v.([]any); return x }
+
+// Targetless says no version of the CRD can name a target (kinds.TargetlessSchema of each):
+// labelled as a policy kind, it is still none the webhook judges (kinds.CRDRow.Targetless).
+func (c *CRD) Targetless() bool {
+	for _, schema := range c.Schemas {
+		if !kinds.TargetlessSchema(schema) {
+			return false
+		}
+	}
+	return len(c.Schemas) > 0
+}

@@ -4,10 +4,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/policyattachment/webhook/pkg/rules/kinds"
 )
 
 // TargetFields are the spec fields GEP-713 policies take their targets in.
-var TargetFields = []string{"targetRef", "targetRefs", "targetSelectors"}
+var TargetFields = kinds.TargetFields
 
 // Facts are what one CRD version says about a policy kind's targets and references.
 type Facts struct {

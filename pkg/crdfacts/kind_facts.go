@@ -31,3 +31,14 @@ func (k KindFacts) At(v string) Facts {
 	f.Version = v
 	return f
 }
+
+// Targetless says no served version has a target field: CRD.Targetless as far as the facts
+// tell (they do not say whether spec keeps unknown fields, which would let a target through).
+func (k KindFacts) Targetless() bool {
+	for _, f := range k.Versions {
+		if len(f.TargetRefFields) > 0 {
+			return false
+		}
+	}
+	return len(k.Versions) > 0
+}

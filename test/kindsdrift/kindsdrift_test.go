@@ -83,6 +83,12 @@ func TestBuiltinRowsAgainstCRDs(t *testing.T) {
 	assert.Empty(t, gone, "KnownUnlisted lists a kind that now has a row or is gone: remove these entries")
 
 	first := passes[0]
+	var targetless []string
+	for _, u := range first.Targetless {
+		targetless = append(targetless, unlistedKind(u))
+	}
+	// Labelled, yet no object of it can name a target: no row needed, none judged.
+	assert.Equal(t, []string{"agentgateway.dev/AgentgatewayParameters"}, targetless)
 	assert.Empty(t, first.Result.Unchecked, "built-in kinds with no CRD to check them against: add a source or fact files (make kind-facts), or say in NoCRD why none exists")
 	assert.Equal(t, sortedKeys(NoCRD), sortedKeys(first.Result.NoCRD), "NoCRD lists only built-in kinds")
 	for k, where := range first.Result.Checked {
@@ -117,8 +123,9 @@ func TestPasses(t *testing.T) {
 	assert.Equal(t, "a@v2, b@v9", Pass{Sources: got[0]}.Name())
 }
 
-// A policy-labelled CRD no row describes is listed, whatever its group; labelled CRDs with a
-// row, CRDs without the label and other documents are not.
+// A policy-labelled CRD no row describes is listed, whatever its group, and apart when its
+// schema has no target field; labelled CRDs with a row, CRDs without the label and other
+// documents are not.
 func TestUnlistedPolicyKinds(t *testing.T) {
 	dir := t.TempDir()
 	crd := func(group, kind, labels string) string {
@@ -131,17 +138,24 @@ func TestUnlistedPolicyKinds(t *testing.T) {
 		"a.yaml": crd("example.io", "NewPolicy", labelled) + "---\n" + crd("example.io", "KnownPolicy", labelled),
 		"b.yaml": crd("other.example.io", "OtherPolicy", "  labels:\n    gateway.networking.k8s.io/policy: Inherited\n"),
 		"c.yaml": crd("example.io", "Route", "  labels:\n    app: x\n") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: gateway.networking.k8s.io/policy}\n",
+		// agentgateway's AgentgatewayParameters at 75b4e6ce: labelled Direct, no target field.
+		"d.yaml": strings.Replace(crd("example.io", "GatewayParameters", labelled), "storage: true}",
+			"storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {image: {type: string}}}}}}}", 1) +
+			"---\n" + strings.Replace(crd("example.io", "TargetedPolicy", labelled), "storage: true}",
+			"storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {targetRefs: {type: array}}}}}}}", 1),
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "crds", name), []byte(body), 0o644))
 	}
 	src := Source{Name: "s", Module: "example.io/m", Version: "v1.0.0", Globs: []string{"crds/*.yaml"}, Groups: []string{"example.io"}}
 	rows := []*kinds.KindRow{{Group: "example.io", Kind: "KnownPolicy"}}
-	got, err := UnlistedPolicyKinds(dir, src, rows)
+	got, targetless, err := UnlistedPolicyKinds(dir, src, rows)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"example.io/NewPolicy (example.io/m@v1.0.0 crds/a.yaml)",
+		"example.io/TargetedPolicy (example.io/m@v1.0.0 crds/d.yaml)",
 		"other.example.io/OtherPolicy (example.io/m@v1.0.0 crds/b.yaml)",
 	}, got)
+	assert.Equal(t, []string{"example.io/GatewayParameters (example.io/m@v1.0.0 crds/d.yaml)"}, targetless)
 
 	crds, err := LoadCRDs(dir, src)
 	require.NoError(t, err)

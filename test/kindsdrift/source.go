@@ -235,17 +235,9 @@ func knownDrift() map[string]string {
 		// GKE: NamespacedPolicyTargetReference has an optional namespace with no rule; GKE's
 		// docs require the policy in its target's namespace (the rows' comments, [D]); its
 		// controller is not public.
-		"networking.gke.io/GCPBackendPolicy targetNamespace":  gkeNamespace,
-		"networking.gke.io/GCPGatewayPolicy targetNamespace":  gkeNamespace,
-		"networking.gke.io/HealthCheckPolicy targetNamespace": gkeNamespace,
-		// kgateway at 1f3a3eaf: no CEL rule keeps targetRefs and targetSelectors apart on
-		// these kinds (AgentgatewayPolicy has one); the rows follow the API types' doc
-		// comments ("mutually exclusive"). Whether kgateway refuses a policy with both is not
-		// read: the row may deny what the API server admits (issue 39).
-		"gateway.kgateway.dev/TrafficPolicy selectorsExclusive":       kgatewaySelectors,
-		"gateway.kgateway.dev/ListenerPolicy selectorsExclusive":      kgatewaySelectors,
-		"gateway.kgateway.dev/HTTPListenerPolicy selectorsExclusive":  kgatewaySelectors,
-		"gateway.kgateway.dev/BackendConfigPolicy selectorsExclusive": kgatewaySelectors,
+		"networking.gke.io/GCPBackendPolicy targetNamespace":          gkeNamespace,
+		"networking.gke.io/GCPGatewayPolicy targetNamespace":          gkeNamespace,
+		"networking.gke.io/HealthCheckPolicy targetNamespace":         gkeNamespace,
 		"gateway.kgateway.dev/TrafficPolicy targetKinds XListenerSet": "the CRD's rule admits r.kind.endsWith('ListenerSet'), XListenerSet too; the facts read only the quoted 'ListenerSet'",
 		"kuadrant.io/DNSPolicy reference providerRefs[]":              "providerRefs items name a Secret by name alone (no kind field, so no reference shape to the facts); the row reads them as Secret references (defaultKind Secret), as dnspolicy_types.go documents them",
 	}
@@ -303,11 +295,10 @@ func knownDrift() map[string]string {
 }
 
 const (
-	awsNamespace      = "the controller looks a target up in the policy's own namespace only, whatever targetRef.namespace says (policyhelper TargetRefObj, eventhandlers/mapper.go at v2.1.3)"
-	gkeNamespace      = "GKE's docs require the policy in its target's namespace; the CRD has no rule on targetRef.namespace and GKE's controller is not public"
-	kgatewaySelectors = "the row follows the API docs (targetRefs and targetSelectors \"mutually exclusive\"); the CRD has no rule against both, and whether kgateway refuses both is not read"
-	followedFreely    = "a body reference its implementation follows into any namespace with no ReferenceGrant (envoyproxy/ai-gateway v1.1.0: internal/controller/referencegrant.go reads grants for AIGatewayRoute only): nothing to deny, so the row lists none"
-	unreadRefs        = "a body reference with a namespace field whose ReferenceGrant check, if any, is not read yet; the row lists none, so the webhook checks none"
+	awsNamespace   = "the controller looks a target up in the policy's own namespace only, whatever targetRef.namespace says (policyhelper TargetRefObj, eventhandlers/mapper.go at v2.1.3)"
+	gkeNamespace   = "GKE's docs require the policy in its target's namespace; the CRD has no rule on targetRef.namespace and GKE's controller is not public"
+	followedFreely = "a body reference its implementation follows into any namespace with no ReferenceGrant (envoyproxy/ai-gateway v1.1.0: internal/controller/referencegrant.go reads grants for AIGatewayRoute only): nothing to deny, so the row lists none"
+	unreadRefs     = "a body reference with a namespace field whose ReferenceGrant check, if any, is not read yet; the row lists none, so the webhook checks none"
 )
 
 // Pass is one check of the rows: every source at its Version (the first pass), or one
@@ -320,6 +311,10 @@ type Pass struct {
 	// Unlisted are the CRDs of the pass's modules labelled gateway.networking.k8s.io/policy
 	// that no row describes, as "group/Kind (module@version file)", sorted.
 	Unlisted []string
+	// Targetless are the labelled CRDs no row describes whose schema has no target field,
+	// listed as Unlisted is: `webhook serve` discovers no policy kind in them and judges none
+	// of their objects (kinds.CRDRow.Targetless), so they need no row.
+	Targetless []string
 }
 
 // Name says which module versions a pass read: "gateway-api@v1.6.3, istio@v1.32.0", and
@@ -346,20 +341,25 @@ func (p Pass) Serves(group string) bool {
 	return slices.ContainsFunc(p.Facts, func(f FactFile) bool { return f.Group == group })
 }
 
-// unlistedFacts lists the fact files of policy-labelled CRDs whose kind no row describes, as
-// UnlistedPolicyKinds does for a module's CRDs.
-func unlistedFacts(facts []FactFile, rows []*kinds.KindRow) []string {
+// unlistedFacts lists the fact files of policy-labelled CRDs whose kind no row describes, and
+// apart those without a target field, as UnlistedPolicyKinds does for a module's CRDs.
+func unlistedFacts(facts []FactFile, rows []*kinds.KindRow) (unlisted, targetless []string) {
 	known := map[string]bool{}
 	for _, r := range rows {
 		known[r.Group+"/"+r.Kind] = true
 	}
-	var out []string
 	for _, f := range facts {
-		if f.PolicyLabel != "" && !known[f.Group+"/"+f.Kind] {
-			out = append(out, fmt.Sprintf("%s/%s (%s)", f.Group, f.Kind, f.Where()))
+		if f.PolicyLabel == "" || known[f.Group+"/"+f.Kind] {
+			continue
+		}
+		entry := fmt.Sprintf("%s/%s (%s)", f.Group, f.Kind, f.Where())
+		if f.KindFacts.Targetless() {
+			targetless = append(targetless, entry)
+		} else {
+			unlisted = append(unlisted, entry)
 		}
 	}
-	return out
+	return unlisted, targetless
 }
 
 // KnownUnlisted is every CRD labelled gateway.networking.k8s.io/policy, in a source module
@@ -367,7 +367,6 @@ func unlistedFacts(facts []FactFile, rows []*kinds.KindRow) []string {
 // discovers such a kind by its label and judges it by the generic row of the label alone.
 // The kinds test fails on such a CRD not listed here and on an entry no pass shows.
 var KnownUnlisted = map[string]string{
-	"agentgateway.dev/AgentgatewayParameters":    "an infrastructure parameters kind (a GatewayClass's or Gateway's parametersRef), no target field, yet labelled Direct in its CRD (75b4e6ce): judged by the label alone, every one is denied for naming no target (issue 39 report)",
 	"gateway.nginx.org/ExternalLoadBalancer":     "new in NGINX Gateway Fabric after the rows were read (label \"direct\", targetRefs to one Gateway): no row yet",
 	"networking.gke.io/GCPRoutingExtension":      "a GKE service extension (targetRefs, backendRefs to Services) labelled as a policy: no row yet",
 	"networking.gke.io/GCPTrafficExtension":      "a GKE service extension (targetRefs, backendRefs to Services, ServiceImports, ApigeeBackendServices, GCPWasmPlugins) labelled Direct: no row yet",
@@ -419,19 +418,21 @@ func CheckPasses(ctx context.Context, rows []*kinds.KindRow, sources []Source, f
 			return nil, err
 		}
 		p := Pass{Sources: srcs, Facts: passFacts, Result: res}
-		p.Unlisted = unlistedFacts(passFacts, rows)
+		p.Unlisted, p.Targetless = unlistedFacts(passFacts, rows)
 		for _, src := range srcs {
 			dir, err := ModuleDir(ctx, src.Module, src.Version)
 			if err != nil {
 				return nil, err
 			}
-			unlisted, err := UnlistedPolicyKinds(dir, src, rows)
+			unlisted, targetless, err := UnlistedPolicyKinds(dir, src, rows)
 			if err != nil {
 				return nil, err
 			}
 			p.Unlisted = append(p.Unlisted, unlisted...)
+			p.Targetless = append(p.Targetless, targetless...)
 		}
 		sort.Strings(p.Unlisted)
+		sort.Strings(p.Targetless)
 		out = append(out, p)
 	}
 	return out, nil
@@ -440,21 +441,22 @@ func CheckPasses(ctx context.Context, rows []*kinds.KindRow, sources []Source, f
 // UnlistedPolicyKinds lists the CRDs of a source's files (in its module directory dir)
 // labelled gateway.networking.k8s.io/policy whose kind no row describes, whatever their
 // group: `webhook serve` would judge such a kind by the generic row of its label alone.
-// Only files that mention the label are parsed (Istio's CRDs are megabytes and carry none).
-func UnlistedPolicyKinds(dir string, src Source, rows []*kinds.KindRow) ([]string, error) {
+// Those whose schema has no target field are listed apart (targetless): `webhook serve`
+// judges none of their objects. Only files that mention the label are parsed (Istio's CRDs
+// are megabytes and carry none).
+func UnlistedPolicyKinds(dir string, src Source, rows []*kinds.KindRow) (unlisted, targetless []string, err error) {
 	known := map[string]bool{}
 	for _, r := range rows {
 		known[r.Group+"/"+r.Kind] = true
 	}
 	files, err := crdFiles(dir, src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !bytes.Contains(data, []byte(PolicyLabel)) {
 			continue
@@ -462,14 +464,21 @@ func UnlistedPolicyKinds(dir string, src Source, rows []*kinds.KindRow) ([]strin
 		rel, _ := filepath.Rel(dir, f)
 		crds, err := parseCRDs(data, rel)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, c := range crds {
-			if c.PolicyLabel != "" && !known[c.Group+"/"+c.Kind] {
-				out = append(out, fmt.Sprintf("%s/%s (%s@%s %s)", c.Group, c.Kind, src.Module, src.Version, rel))
+			if c.PolicyLabel == "" || known[c.Group+"/"+c.Kind] {
+				continue
+			}
+			entry := fmt.Sprintf("%s/%s (%s@%s %s)", c.Group, c.Kind, src.Module, src.Version, rel)
+			if c.Targetless() {
+				targetless = append(targetless, entry)
+			} else {
+				unlisted = append(unlisted, entry)
 			}
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(unlisted)
+	sort.Strings(targetless)
+	return unlisted, targetless, nil
 }

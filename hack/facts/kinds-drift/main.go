@@ -1,6 +1,7 @@
 // Command kindsdrift prints, per built-in policy kind, where its row contradicts the CRD its
 // implementation ships at given module versions (`make kinds-drift EG_VERSION=v1.x.y`), and
-// every CRD labelled gateway.networking.k8s.io/policy in those modules that no row describes.
+// every CRD labelled gateway.networking.k8s.io/policy in those modules that no row describes
+// (apart, those whose schema has no target field: the webhook judges none of their objects).
 // A flag takes a comma-separated list of versions: the first is read with the other modules,
 // each further one in a pass of its own (Gateway API: v1.7.0,v1.6.3 by default, as clusters
 // run either). It exits 1 on drift kindsdrift.KnownDrift does not list or on an unlisted
@@ -119,6 +120,9 @@ func report(p kindsdrift.Pass, first, facts bool) bool {
 		unlisted++
 		fmt.Printf("%s: labelled %s but no built-in row describes it: add one to pkg/rules/kinds/builtin_kinds.yaml\n", u, kindsdrift.PolicyLabel)
 	}
+	for _, u := range p.Targetless {
+		fmt.Printf("%s: labelled %s but its schema has no target field: no policy kind, the webhook judges none of its objects\n", u, kindsdrift.PolicyLabel)
+	}
 	// Kinds without a CRD are the same in every pass: said once, in the first.
 	var noCRD []string
 	for k, why := range res.NoCRD {
@@ -130,8 +134,8 @@ func report(p kindsdrift.Pass, first, facts bool) bool {
 	for _, n := range noCRD {
 		fmt.Println(n)
 	}
-	fmt.Printf("%d kinds checked, %d unchecked, %d without a CRD, %d drift (%d not known), %d policy kinds without a row (%d not known)\n",
-		len(checked), len(unchecked), len(noCRD), len(res.Drift), unknown, len(p.Unlisted), unlisted)
+	fmt.Printf("%d kinds checked, %d unchecked, %d without a CRD, %d drift (%d not known), %d policy kinds without a row (%d not known), %d labelled but targetless\n",
+		len(checked), len(unchecked), len(noCRD), len(res.Drift), unknown, len(p.Unlisted), unlisted, len(p.Targetless))
 	return unknown > 0 || unlisted > 0
 }
 

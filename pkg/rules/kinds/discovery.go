@@ -65,6 +65,13 @@ func DiscoveredRow(group, kind string, scope Scope, labelValue string) (KindRow,
 type CRDRow struct {
 	Row           KindRow
 	StoredVersion string
+	// Targetless says the label is on a kind no object of which can name a target: every
+	// version's schema describes spec without targetRef, targetRefs or targetSelectors (and
+	// does not keep unknown fields there), so the API server prunes any. Such a kind (an
+	// implementation's parameters kind labelled by mistake: agentgateway's
+	// AgentgatewayParameters at 75b4e6ce) attaches to nothing, so it is no policy kind to
+	// judge: the doors add no row for it, and list it as labelled but targetless.
+	Targetless bool
 }
 
 // RowFromCRD builds the discovered row of a CRD given as generic JSON. `webhook serve`
@@ -104,8 +111,43 @@ func RowFromCRD(crd map[string]any) (row CRDRow, labelled bool, err error) {
 		}
 	}
 	r.MaxTargetRefs = maxTargetRefsOf(versions)
+	// A version whose objects cannot name a target: the row may not require one, or every
+	// policy stored at that version would be denied for naming none.
+	targetless := 0
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		schema, _ := m["schema"].(map[string]any)
+		if root, _ := schema["openAPIV3Schema"].(map[string]any); TargetlessSchema(root) {
+			targetless++
+		}
+	}
+	row.Targetless = targetless > 0 && targetless == len(versions)
+	r.TargetsOptional = targetless > 0
 	row.Row = r
 	return row, true, nil
+}
+
+// TargetFields are the spec fields GEP-713 policies name their targets in.
+var TargetFields = []string{"targetRef", "targetRefs", "targetSelectors"}
+
+// TargetlessSchema reports whether one CRD version's openAPIV3Schema describes spec with
+// none of TargetFields and does not keep unknown fields there
+// (x-kubernetes-preserve-unknown-fields): the API server prunes whatever target an object of
+// that version names. A schema that does not describe spec's fields says nothing: not
+// targetless.
+func TargetlessSchema(root map[string]any) bool {
+	rootProps, _ := root["properties"].(map[string]any)
+	spec, _ := rootProps["spec"].(map[string]any)
+	props, ok := spec["properties"].(map[string]any)
+	if keep, _ := spec["x-kubernetes-preserve-unknown-fields"].(bool); !ok || keep {
+		return false
+	}
+	for _, f := range TargetFields {
+		if _, ok := props[f]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // maxTargetRefsOf reads the maxItems of spec.targetRefs from a CRD's versions: the greatest
@@ -141,4 +183,36 @@ func asInt(v any) (int, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// SchemaForDiscovery is the part of one CRD version's schema (the "schema" of a
+// spec.versions item) that RowFromCRD reads: which target fields spec has, the maxItems of
+// targetRefs, and whether spec keeps unknown fields; nil where the version describes no
+// spec. A cache of CRDs keeps only it: a policy CRD's whole schema can be hundreds of KB.
+func SchemaForDiscovery(schema map[string]any) map[string]any {
+	root, _ := schema["openAPIV3Schema"].(map[string]any)
+	rootProps, _ := root["properties"].(map[string]any)
+	spec, ok := rootProps["spec"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	kept := map[string]any{}
+	if keep, _ := spec["x-kubernetes-preserve-unknown-fields"].(bool); keep {
+		kept["x-kubernetes-preserve-unknown-fields"] = true
+	}
+	if props, ok := spec["properties"].(map[string]any); ok {
+		fields := map[string]any{}
+		for _, f := range TargetFields {
+			field, ok := props[f].(map[string]any)
+			if !ok {
+				continue
+			}
+			fields[f] = map[string]any{}
+			if n, ok := field["maxItems"]; ok && f == "targetRefs" {
+				fields[f] = map[string]any{"maxItems": n}
+			}
+		}
+		kept["properties"] = fields
+	}
+	return map[string]any{"openAPIV3Schema": map[string]any{"properties": map[string]any{"spec": kept}}}
 }
