@@ -17,7 +17,7 @@ import (
 
 // nextReleaseSchema is BackendTrafficPolicy's spec as a later Envoy Gateway release might
 // have it: its target references' kind enum admits Service, which the built-in row (read at
-// envoyproxy/gateway v1.9.1) does not; mergeType keeps v1.9.1's rule; at most 16 targets,
+// envoyproxy/gateway v1.9.1) does not; mergeType and admissionControl keep v1.9.1's rules; at most 16 targets,
 // where v1.9.1 sets no limit (stricter: the row stays, the API server refuses first).
 const nextReleaseSchema = `
 type: object
@@ -27,8 +27,10 @@ properties:
     x-kubernetes-preserve-unknown-fields: true
     x-kubernetes-validations:
     - rule: "!has(self.mergeType) || self.targetRefs.all(ref, ref.kind in ['HTTPRoute', 'GRPCRoute', 'UDPRoute', 'TCPRoute', 'TLSRoute'])"
+    - rule: "!has(self.admissionControl) || ((!has(self.targetRef) || self.targetRef.kind in ['Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute']) && (!has(self.targetRefs) || self.targetRefs.all(ref, ref.kind in ['Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute'])) && (!has(self.targetSelectors) || self.targetSelectors.all(sel, sel.kind in ['Gateway', 'ListenerSet', 'HTTPRoute', 'GRPCRoute'])))"
     properties:
       mergeType: {type: string}
+      admissionControl: {type: object, x-kubernetes-preserve-unknown-fields: true}
       targetRef: &ref
         type: object
         properties:
@@ -43,7 +45,7 @@ properties:
       targetSelectors:
         type: array
         maxItems: 16
-        items: {type: object, x-kubernetes-preserve-unknown-fields: true}
+        items: {type: object, x-kubernetes-preserve-unknown-fields: true, properties: {kind: {type: string}}}
   status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
