@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/policyattachment/webhook/pkg/admission"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // drillPolicy is a BackendTLSPolicy on Service svc's https port; two on one Service conflict.
@@ -132,7 +133,7 @@ func TestKilledDuringApplyLoop(t *testing.T) {
 	t.Logf("claim Leases: %d before the kill, %d right after the loop (%d held), %d once %s passed since the restart (%d held)",
 		len(before), len(rightAfter), len(rightAfter)-countReleased(rightAfter), len(after), bound, len(held))
 	assert.Empty(t, held, "no claim of the killed replicas is held %s after the restart", bound)
-	assert.Empty(t, leasesAdded(before, after), "no Lease the loop took is left but those at its Services")
+	assert.Empty(t, testkit.LeasesAdded(before, after), "no Lease the loop took is left but those at its Services")
 
 	t.Logf("outcomes of policies conflicting with a stored one: %v", outcomes)
 	assert.Empty(t, admitted, "a conflicting policy was admitted")

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,8 +32,8 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/policyattachment/webhook/pkg/claims"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // The drills of a hostile caller inside the cluster against the shipped Deployment: a pod
@@ -186,34 +185,6 @@ func TestForgedReviewsStraightToAPod(t *testing.T) {
 	})
 }
 
-// claimLeasesNow are the claim Leases in the webhook's namespace, by name, each with its
-// holder ("" released).
-func claimLeasesNow(t *testing.T, cs kubernetes.Interface) map[string]string {
-	t.Helper()
-	leases, err := cs.CoordinationV1().Leases(ns).List(context.Background(), metav1.ListOptions{LabelSelector: claims.LabelClaim + "=true"})
-	require.NoError(t, err)
-	out := map[string]string{}
-	for _, l := range leases.Items {
-		out[l.Name] = ""
-		if l.Spec.HolderIdentity != nil {
-			out[l.Name] = *l.Spec.HolderIdentity
-		}
-	}
-	return out
-}
-
-// leasesAdded are the Leases of now not in before, with their holders.
-func leasesAdded(before, now map[string]string) []string {
-	var out []string
-	for name, holder := range now {
-		if _, ok := before[name]; !ok {
-			out = append(out, name+" held for "+strconv.Quote(holder))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestForgedFloodLeavesNoLease: without client authentication, 50 forged reviews at once
 // straight to one pod, each for a policy at a Service that does not exist, are answered;
 // 50 more whose caller hangs up within milliseconds may be cut mid-claim. Through the shipped
@@ -262,7 +233,7 @@ func TestForgedFloodLeavesNoLease(t *testing.T) {
 	after := claimLeasesNow(t, cs)
 	t.Logf("claim Leases: %d before; %d right after 50 forged reviews answered by %s (then 50 more, %d cut by their caller); %d once %s passed",
 		len(before), len(rightAfter), pod, cut, len(after), bound)
-	assert.Empty(t, leasesAdded(before, after), "no Lease the flood took outlives %s", bound)
+	assert.Empty(t, testkit.LeasesAdded(before, after), "no Lease the flood took outlives %s", bound)
 }
 
 // TestStalledAndTricklingBodiesAreClosed: 500 connections that send a review's headers and
@@ -421,4 +392,10 @@ func drillNamespace(t *testing.T, cl client.Client) {
 	if err := cl.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
+}
+
+// claimLeasesNow are the claim Leases in the webhook's namespace, by name, each with its
+// holder ("" released).
+func claimLeasesNow(t *testing.T, cs kubernetes.Interface) map[string]string {
+	return testkit.ClaimLeases(t, cs.CoordinationV1().Leases(ns))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/policyattachment/webhook/pkg/admission"
 	"github.com/policyattachment/webhook/pkg/clusterstate"
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
 // TestStoredWritesCostTheirCallerNothing: --caller-claim-rate charges only the claims of
@@ -81,7 +82,7 @@ spec:
 		require.NoError(t, json.Unmarshal(body, &review))
 		assert.True(t, review.Response.Allowed, "forged review %d: %v", i, review.Response.Result)
 	}
-	rightAfter := len(newLeases(before, claimLeases(t)))
+	rightAfter := len(testkit.LeasesAdded(before, claimLeases(t)))
 	bound := clusterstate.GivenBackWithin(clusterstate.DefaultConfirmWindow)
 	time.Sleep(bound)
 	var want []string

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +22,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -36,35 +34,13 @@ import (
 	"github.com/policyattachment/webhook/pkg/rules/kinds"
 	"github.com/policyattachment/webhook/test/harness/deployrender"
 	"github.com/policyattachment/webhook/test/harness/localcluster"
+	"github.com/policyattachment/webhook/test/harness/testkit"
 )
 
-// claimLeases are the claim Leases in the claims' namespace, by name, each with its holder
-// ("" released).
+// claimLeases are the claim Leases in the claims' namespace, by name, each with its holder.
 func claimLeases(t *testing.T) map[string]string {
 	t.Helper()
-	leases, err := coordinationclient.NewForConfigOrDie(cfg).Leases(cluster.ClaimNamespace).List(context.Background(),
-		metav1.ListOptions{LabelSelector: claims.LabelClaim + "=true"})
-	require.NoError(t, err)
-	out := map[string]string{}
-	for _, l := range leases.Items {
-		out[l.Name] = ""
-		if l.Spec.HolderIdentity != nil {
-			out[l.Name] = *l.Spec.HolderIdentity
-		}
-	}
-	return out
-}
-
-// newLeases are the Leases of now that were not in before, with their holders.
-func newLeases(before, now map[string]string) []string {
-	var out []string
-	for name, holder := range now {
-		if _, ok := before[name]; !ok {
-			out = append(out, name+" held for "+strconv.Quote(holder))
-		}
-	}
-	slices.Sort(out)
-	return out
+	return testkit.ClaimLeases(t, coordinationclient.NewForConfigOrDie(cfg).Leases(cluster.ClaimNamespace))
 }
 
 // forge posts a forged review to a replica and returns its answer; a client that hangs up
@@ -166,8 +142,8 @@ func TestForgedFloodLeavesNoLease(t *testing.T) {
 	t.Logf("claim Leases: %d before; %d after 50 answered forged reviews, %d after 50 more whose caller hung up (%d hung up before the answer); "+
 		"the caller held to 5 claims a second: %d admitted, %d refused in %s; %d right after the flood, %d once %s passed",
 		len(before), len(afterAnswered), len(afterHungUp), hungUp, admitted, refused, elapsed.Round(time.Millisecond), len(rightAfter), len(after), bound)
-	assert.Len(t, newLeases(before, afterAnswered), 50, "every answered review claimed its Service")
-	assert.Empty(t, newLeases(before, after), "no Lease the flood took outlives %s", bound)
+	assert.Len(t, testkit.LeasesAdded(before, afterAnswered), 50, "every answered review claimed its Service")
+	assert.Empty(t, testkit.LeasesAdded(before, after), "no Lease the flood took outlives %s", bound)
 }
 
 // TestRefusedAfterAdmissionLeavesNoLease: a write the webhook admits and the API server then
@@ -204,10 +180,10 @@ spec:
 	written := time.Now()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "quota", "refused by the API server's quota, after the webhook admitted it")
-	rightAfter := newLeases(before, claimLeases(t))
+	rightAfter := testkit.LeasesAdded(before, claimLeases(t))
 	bound := clusterstate.GivenBackWithin(clusterstate.DefaultConfirmWindow)
 	time.Sleep(time.Until(written.Add(bound)))
-	left := newLeases(before, claimLeases(t))
+	left := testkit.LeasesAdded(before, claimLeases(t))
 	t.Logf("refused by the API server: %q; claim Leases taken: %v right after, %v once %s passed", err.Error(), rightAfter, left, bound)
 	assert.Equal(t, []string{`policyattachment-claim-` + leaseHash("gateway.networking.k8s.io/BackendTLSPolicy /Service/refused-later/svc") + ` held for "refused-later/refused"`}, rightAfter,
 		"the webhook admitted it and holds its claim until it learns the API server did not store it")
@@ -307,7 +283,7 @@ func TestKilledReplicaLeavesNoLease(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill()) // well within the confirm window: the claim is held
 	_ = cmd.Wait()
 	killed = true
-	left := newLeases(before, claimLeases(t))
+	left := testkit.LeasesAdded(before, claimLeases(t))
 	require.Len(t, left, 1, "the killed replica's claim is left held")
 	assert.Contains(t, left[0], `held for "forged/killed-mid-claim"`)
 
@@ -315,7 +291,7 @@ func TestKilledReplicaLeavesNoLease(t *testing.T) {
 	time.Sleep(time.Until(taken.Add(bound)))
 	after := claimLeases(t)
 	t.Logf("claim Leases: %d before; %d with the killed replica's; %d once %s passed since it was taken", len(before), len(before)+1, len(after), bound)
-	assert.Empty(t, newLeases(before, after), "the killed replica's claim is swept within %s", bound)
+	assert.Empty(t, testkit.LeasesAdded(before, after), "the killed replica's claim is swept within %s", bound)
 }
 
 // TestClaimsUnderTheShippedRBAC: what claims ask of the API server (create, get, update and
