@@ -132,10 +132,10 @@ func TestTargetDeletionRefusedThenFailsOpen(t *testing.T) {
 		`it leaves 1 policy whose targets then attach to no Gateway, so it applies nowhere: a ColorPolicy in namespace "tdel-refuse-app"; ` +
 		`retarget or delete those policies first, or ask your platform team to lift the mode`
 	var err error
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		err = cl.Delete(ctx, gatewayObject("tdel-refuse"), client.DryRunAll)
-		return err != nil && err.Error() == refusal
-	}, 20*time.Second, 100*time.Millisecond, "the dry run was never refused as expected; last answer: %v", err)
+		assert.EqualError(c, err, refusal, "the dry run is refused")
+	}, 20*time.Second, 100*time.Millisecond)
 	err = cl.Delete(ctx, gatewayObject("tdel-refuse"))
 	require.Error(t, err)
 	assert.Equal(t, refusal, err.Error())
@@ -167,10 +167,9 @@ func TestTargetDeletionRefusedThenFailsOpen(t *testing.T) {
 
 	// The webhook goes away: the deletion it refused goes through, unreviewed.
 	stop()
-	require.Eventually(t, func() bool {
-		err = cl.Delete(ctx, gatewayObject("tdel-refuse"))
-		return err == nil
-	}, 20*time.Second, 100*time.Millisecond, "the deletion never went through with the webhook down; last answer: %v", err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NoError(c, cl.Delete(ctx, gatewayObject("tdel-refuse")), "the deletion goes through with the webhook down")
+	}, 20*time.Second, 100*time.Millisecond)
 	assert.Empty(t, w.Take(), "nobody reviewed it")
 }
 

@@ -287,10 +287,10 @@ spec:
 	}
 	require.Eventually(t, func() bool { return cl.Create(ctx, retry("first", 3)) == nil }, 20*time.Second, 100*time.Millisecond)
 	var err error
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		err = cl.Create(ctx, retry("second", 5), client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "Conflicted")
-	}, 20*time.Second, 100*time.Millisecond, "last answer: %v", err)
+		assert.ErrorContains(c, err, "Conflicted")
+	}, 20*time.Second, 100*time.Millisecond)
 	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: RetryPolicy.example.com "second" is invalid: spec.retries: Forbidden: Conflicted: RetryPolicy discovered/first on Service discovered/api also sets defaults "retries" to 3 (this policy: 5); at one level the winner would depend on creation order alone, so set the same value, use different settings, or attach at another level`, err.Error())
 	assert.NoError(t, cl.Create(ctx, retry("same", 3), client.DryRunAll), "the same value is no conflict")
 }
@@ -311,10 +311,10 @@ spec:
   targetRefs: [{group: "", kind: ConfigMap, name: settings}]
   defaults: {mode: strict}`)
 	var err error
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		err = cl.Create(ctx, guard.DeepCopy(), client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "InvalidTargetRef")
-	}, 20*time.Second, 100*time.Millisecond, "last answer: %v", err)
+		assert.ErrorContains(c, err, "InvalidTargetRef")
+	}, 20*time.Second, 100*time.Millisecond)
 	assert.Equal(t, `admission webhook "validate.policyattachment.io" denied the request: ClusterGuard.example.com "bad-target" is invalid: spec.targetRefs[0].kind: Unsupported value: "ConfigMap": InvalidTargetRef: supported values: "gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/ListenerSet", "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/TLSRoute", "gateway.networking.k8s.io/TCPRoute", "gateway.networking.k8s.io/UDPRoute", "Service"`, err.Error())
 }
 
